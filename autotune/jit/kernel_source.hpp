@@ -1,0 +1,26 @@
+#pragma once
+// The contract between the kernels (rendered by autotune/search) and the compilers
+// (autotune/jit): one candidate is one tiny translation unit that instantiates one
+// specialization of a kernel template from kernels/.
+#include <string>
+#include <vector>
+
+namespace moetune::jit {
+
+struct KernelSource {
+  // Unique, human-readable label of the unit, e.g. the variant name
+  // "moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2". Used in logs and cache entries.
+  std::string unit_name;
+  // The generated translation unit. It #includes kernel headers by bare name
+  // (#include "moetune_portability.h"); those resolve to embedded_kernel_files() only — no
+  // host or vendor header is ever visible to a kernel.
+  std::string source;
+  // C++ expressions naming each __global__ function the host will launch, e.g.
+  // "moetune::moe_stage1<moetune::Stage1Config<32,128,256,4,2,16,2,2>>". The compiler maps
+  // each to its lowered (mangled) name through the runtime compiler's name-expression API.
+  std::vector<std::string> kernel_names;
+  // Extra preprocessor definitions, "NAME=VALUE" or "NAME".
+  std::vector<std::string> defines;
+};
+
+}  // namespace moetune::jit
