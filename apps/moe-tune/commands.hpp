@@ -1,0 +1,14 @@
+#pragma once
+// One function per subcommand, each defined in its own file (cmd_<name>.cpp): it adds the
+// subcommand and its options to the app and installs the callback that runs it. A callback
+// reports its exit status through `exit_code`; errors are thrown and caught once, in main.
+#include <CLI/CLI.hpp>
+
+namespace moetune::app {
+
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_compile_command(CLI::App& app, int& exit_code);
+void add_device_command(CLI::App& app, int& exit_code);
+void add_tune_command(CLI::App& app, int& exit_code);
+
+}  // namespace moetune::app
