@@ -1,0 +1,89 @@
+#include "autotune/io/fmoe_enums.hpp"
+
+#include <array>
+
+namespace moetune::io {
+namespace {
+
+constexpr std::array<EnumSpelling<ActivationType>, 4> activation_spellings{{
+    {ActivationType::silu, "ActivationType.Silu"},
+    {ActivationType::gelu, "ActivationType.Gelu"},
+    {ActivationType::swiglu, "ActivationType.Swiglu"},
+    {ActivationType::no, "ActivationType.No"},
+}};
+
+constexpr std::array<EnumSpelling<TorchDtype>, 10> dtype_spellings{{
+    {TorchDtype::bf16, "torch.bfloat16"},
+    {TorchDtype::f16, "torch.float16"},
+    {TorchDtype::f32, "torch.float32"},
+    {TorchDtype::fp8_e4m3fn, "torch.float8_e4m3fn"},
+    {TorchDtype::fp8_e4m3fnuz, "torch.float8_e4m3fnuz"},
+    {TorchDtype::fp8_e5m2, "torch.float8_e5m2"},
+    {TorchDtype::fp4x2_e2m1fn, "torch.float4_e2m1fn_x2"},
+    {TorchDtype::i8, "torch.int8"},
+    {TorchDtype::i4, "torch.int4"},
+    {TorchDtype::u32, "torch.uint32"},
+}};
+
+constexpr std::array<EnumSpelling<QuantType>, 6> quant_spellings{{
+    {QuantType::no, "QuantType.No"},
+    {QuantType::per_tensor, "QuantType.per_Tensor"},
+    {QuantType::per_token, "QuantType.per_Token"},
+    {QuantType::per_1x32, "QuantType.per_1x32"},
+    {QuantType::per_1x128, "QuantType.per_1x128"},
+    {QuantType::per_128x128, "QuantType.per_128x128"},
+}};
+
+constexpr std::array<EnumSpelling<GateMode>, 2> gate_mode_spellings{{
+    {GateMode::interleave, "GateMode.INTERLEAVE"},
+    {GateMode::separated, "GateMode.SEPARATED"},
+}};
+
+template <class E, std::size_t N>
+std::string_view lookup(const std::array<EnumSpelling<E>, N>& table, E value) {
+  for (auto const& s : table) {
+    if (s.value == value) return s.text;
+  }
+  return "<invalid>";  // unreachable for a valid enumerator
+}
+
+}  // namespace
+
+std::span<const EnumSpelling<ActivationType>> spellings(ActivationType) {
+  return activation_spellings;
+}
+std::span<const EnumSpelling<TorchDtype>> spellings(TorchDtype) { return dtype_spellings; }
+std::span<const EnumSpelling<QuantType>> spellings(QuantType) { return quant_spellings; }
+std::span<const EnumSpelling<GateMode>> spellings(GateMode) { return gate_mode_spellings; }
+
+std::string_view to_string(ActivationType value) { return lookup(activation_spellings, value); }
+std::string_view to_string(TorchDtype value) { return lookup(dtype_spellings, value); }
+std::string_view to_string(QuantType value) { return lookup(quant_spellings, value); }
+std::string_view to_string(GateMode value) { return lookup(gate_mode_spellings, value); }
+
+EnumParse<ActivationType> parse_activation_type(std::string_view text) {
+  return parse_enum<ActivationType>(text, "an activation type");
+}
+EnumParse<TorchDtype> parse_torch_dtype(std::string_view text) {
+  return parse_enum<TorchDtype>(text, "a torch dtype");
+}
+EnumParse<QuantType> parse_quant_type(std::string_view text) {
+  return parse_enum<QuantType>(text, "a quantization type");
+}
+EnumParse<GateMode> parse_gate_mode(std::string_view text) {
+  return parse_enum<GateMode>(text, "a gate mode");
+}
+
+int k_granularity(QuantType value) {
+  switch (value) {
+    case QuantType::per_1x32:
+      return 32;
+    case QuantType::per_1x128:
+    case QuantType::per_128x128:
+      return 128;
+    default:
+      return 1;
+  }
+}
+
+}  // namespace moetune::io
