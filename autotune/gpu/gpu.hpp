@@ -83,6 +83,8 @@ class Device {
   [[nodiscard]] void* native_context() const { return m_context; }
 
  private:
+  void read_info(int native_device, int ordinal);
+
   DeviceInfo m_info;
   void* m_context = nullptr;
 };
@@ -149,12 +151,12 @@ class DeviceBuffer {
 
   // Typed conveniences.
   template <class T>
-  void upload(std::span<const T> values) {
-    upload(std::as_bytes(values));
+  void upload(std::span<const T> values, std::size_t offset = 0) {
+    upload(std::as_bytes(values), offset);
   }
   template <class T>
-  void upload(const std::vector<T>& values) {
-    upload(std::as_bytes(std::span<const T>(values)));
+  void upload(const std::vector<T>& values, std::size_t offset = 0) {
+    upload(std::as_bytes(std::span<const T>(values)), offset);
   }
   template <class T>
   [[nodiscard]] std::vector<T> download_as() const {
@@ -186,6 +188,7 @@ class Event {
   void synchronize() const;
   // True once the GPU has passed the recorded point.
   [[nodiscard]] bool query() const;
+  [[nodiscard]] const Device& device() const { return *m_device; }
   [[nodiscard]] void* native_handle() const { return m_handle; }
 
  private:

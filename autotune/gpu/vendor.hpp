@@ -100,6 +100,24 @@ MOETUNE_VENDOR_OP(func_get_attribute, cuFuncGetAttribute, hipFuncGetAttribute)
 // Operations whose shape or constants differ.
 #if defined(MOETUNE_BACKEND_CUDA)
 
+// Device set-up, used only by cuda/device_cuda.cpp.
+#define MOETUNE_CUDA_OP(op, cuda_fn)                        \
+  inline constexpr char op##_name[] = #cuda_fn;             \
+  template <class... Args>                                   \
+  status_t op(Args&&... args) {                              \
+    return ::moetune::gpu::cuda::driver().cuda_fn(args...);  \
+  }
+MOETUNE_CUDA_OP(init_driver, cuInit)
+MOETUNE_CUDA_OP(driver_get_version, cuDriverGetVersion)
+MOETUNE_CUDA_OP(get_device, cuDeviceGet)
+MOETUNE_CUDA_OP(device_get_name, cuDeviceGetName)
+MOETUNE_CUDA_OP(device_get_attribute, cuDeviceGetAttribute)
+MOETUNE_CUDA_OP(device_total_mem, cuDeviceTotalMem)
+MOETUNE_CUDA_OP(device_get_pci_bus_id, cuDeviceGetPCIBusId)
+MOETUNE_CUDA_OP(primary_ctx_retain, cuDevicePrimaryCtxRetain)
+MOETUNE_CUDA_OP(ctx_set_current, cuCtxSetCurrent)
+#undef MOETUNE_CUDA_OP
+
 inline constexpr char stream_create_name[] = "cuStreamCreate";
 inline status_t stream_create(stream_t* stream) {
   return cuda::driver().cuStreamCreate(stream, CU_STREAM_NON_BLOCKING);

@@ -1,0 +1,126 @@
+// `moe-tune compile --arch ARCH --space FILE`: compile every valid candidate of a search space
+// for one architecture, with no GPU needed. Invalid candidates are listed with the rule that
+// pruned them; the exit status is 1 if any valid candidate fails to compile.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/shape_options.hpp"
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/jit/compile_pool.hpp"
+#include "autotune/search/render.hpp"
+#include "autotune/search/search_space.hpp"
+
+namespace moetune::app {
+
+namespace {
+
+struct CompileCommandOptions {
+  std::string arch = "sm_90";
+  std::string space;
+  unsigned jobs = 0;
+  std::string cache_dir;
+  bool no_cache = false;
+  ShapeOptions shape;
+  std::string json_path;
+};
+
+nlohmann::json to_json(const jit::CompileReport& report,
+                       const std::vector<search::Candidate>& pruned) {
+  nlohmann::json out;
+  out["arch"] = report.arch;
+  out["compiler"] = report.compiler;
+  out["jobs"] = report.jobs;
+  out["elapsed_ms"] = report.elapsed_ms;
+  out["cache_hits"] = report.cache_hits();
+  for (auto const& o : report.outcomes) {
+    nlohmann::json entry{{"variant", o.unit_name},
+                         {"outcome", std::string(jit::to_string(o.status))},
+                         {"cache_hit", o.cache_hit},
+                         {"elapsed_ms", o.elapsed_ms},
+                         {"key", o.key}};
+    for (auto const& k : o.result.kernels) {
+      entry["kernels"].push_back({{"name", k.name_expression},
+                                  {"registers", k.resources.registers},
+                                  {"shared_bytes", k.resources.shared_bytes},
+                                  {"spill_bytes", k.resources.spill_bytes},
+                                  {"scratch_bytes", k.resources.scratch_bytes}});
+    }
+    if (o.status != jit::CompileStatus::ok) entry["log_head"] = o.log_head;
+    out["variants"].push_back(entry);
+  }
+  for (auto const& c : pruned) {
+    out["pruned"].push_back({{"variant", c.config.name()}, {"rule", *c.pruned_reason}});
+  }
+  return out;
+}
+
+void run_compile(const CompileCommandOptions& opt, int& exit_code) {
+  auto const arch = search::parse_arch(opt.arch);
+  auto const space = search::load_search_space(opt.space);
+  std::vector<search::Candidate> pruned;
+  std::vector<jit::KernelSource> sources;
+  for (auto const& shape : opt.shape.shapes_for(arch)) {
+    for (auto& candidate : search::enumerate(space, arch, shape)) {
+      if (candidate.pruned_reason) {
+        pruned.push_back(std::move(candidate));
+      } else {
+        sources.push_back(search::render(candidate.config, arch));
+      }
+    }
+  }
+  fmt::print("compiling {} candidates for {} from {} ({} pruned)\n", sources.size(), opt.arch,
+             opt.space, pruned.size());
+
+  jit::CompileOptions options;
+  options.arch = opt.arch;
+  options.jobs = opt.jobs;
+  options.cache_dir = opt.cache_dir;
+  options.use_cache = !opt.no_cache;
+  auto const report = jit::compile_all(sources, options);
+
+  std::fputs(jit::format_compile_table(report).c_str(), stdout);
+  if (!pruned.empty()) {
+    fmt::print("\npruned (invalid for {}, not compiled):\n", opt.arch);
+    for (auto const& c : pruned) fmt::print("  {}: {}\n", c.config.name(), *c.pruned_reason);
+  }
+  auto const failed = report.count(jit::CompileStatus::compile_error);
+  double const seconds = report.elapsed_ms / 1000.0;
+  fmt::print("\n{}: {} ok, {} failed, {} pruned; {} cache hits; {:.2f} s with {} jobs ({:.2f} "
+             "variants/s)\n",
+             opt.arch, report.count(jit::CompileStatus::ok), failed, pruned.size(),
+             report.cache_hits(), seconds, report.jobs,
+             seconds > 0 ? static_cast<double>(sources.size()) / seconds : 0.0);
+  if (!opt.json_path.empty()) {
+    write_file_atomically(opt.json_path, to_json(report, pruned).dump(2) + "\n");
+  }
+  exit_code = failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<CompileCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "compile",
+      "Compile every valid candidate of a search space for one architecture (no GPU needed); "
+      "prints registers, shared/LDS and spill bytes per variant. Exit 1 if any fails");
+  cmd->add_option("--arch", opt->arch, "Target: sm_90, sm_90a, gfx90a, gfx942, gfx950")
+      ->capture_default_str();
+  cmd->add_option("--space", opt->space, "Search space JSON (search_spaces/*.json)")->required();
+  cmd->add_option("-j,--jobs", opt->jobs, "Compiler threads (0 = all cores)")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", opt->cache_dir,
+                  "Code cache directory (default $XDG_CACHE_HOME/moe-tune or ~/.cache/moe-tune)");
+  cmd->add_flag("--no-cache", opt->no_cache, "Compile everything; read and write no cache");
+  cmd->add_option("--json", opt->json_path, "Also write the report as JSON to this file");
+  opt->shape.add_to(*cmd);
+  cmd->callback([opt, &exit_code] { run_compile(*opt, exit_code); });
+}
+
+}  // namespace moetune::app

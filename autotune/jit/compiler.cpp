@@ -1,0 +1,58 @@
+#include "autotune/jit/compiler.hpp"
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+#include "autotune/jit/clang_amdgpu_compiler.hpp"
+#include "autotune/jit/hiprtc_compiler.hpp"
+#include "autotune/jit/nvrtc_compiler.hpp"
+
+namespace moetune::jit {
+
+const std::vector<std::string>& supported_archs() {
+  static const std::vector<std::string> archs = {"sm_90", "sm_90a", "gfx90a", "gfx942", "gfx950"};
+  return archs;
+}
+
+std::unique_ptr<Compiler> make_compiler(const CompilerConfig& config) {
+  // Adding an arch: map it to a compiler here and to the list above (docs/jit.md).
+  std::string const& arch = config.arch;
+  if (arch == "sm_90" || arch == "sm_90a") return make_nvrtc_compiler(config);
+  if (arch == "gfx90a") return make_hiprtc_compiler(config);
+  if (arch == "gfx942" || arch == "gfx950") return make_clang_amdgpu_compiler(config);
+  throw Error(fmt::format("no compiler for arch '{}'; supported: {}", arch,
+                          fmt::join(supported_archs(), ", ")));
+}
+
+namespace detail {
+
+std::vector<std::string> define_options(const KernelSource& source) {
+  std::vector<std::string> out;
+  out.reserve(source.defines.size());
+  for (auto const& define : source.defines) out.push_back("-D" + define);
+  return out;
+}
+
+std::vector<EmbeddedFile> resolve_headers(const CompilerConfig& config) {
+  return config.headers ? *config.headers : embedded_kernel_files();
+}
+
+std::string first_lines(std::string_view log, int max_lines) {
+  std::string out;
+  int lines = 0;
+  std::size_t start = 0;
+  while (start < log.size() && lines < max_lines) {
+    std::size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    if (end > start) {  // skip blank lines
+      if (!out.empty()) out += '\n';
+      out += log.substr(start, end - start);
+      ++lines;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace moetune::jit

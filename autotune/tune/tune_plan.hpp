@@ -1,0 +1,48 @@
+#pragma once
+// The plan of a tuning run: for every row of the untuned list, the M it is timed at, the
+// shape our kernels see, the default (baseline) configuration and every candidate of the
+// search space with its pruning verdict. Rows moe-tune has no kernel for are kept with the
+// reason, so the report accounts for every input line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autotune/io/fmoe_table.hpp"
+#include "autotune/jit/kernel_source.hpp"
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/default_config.hpp"
+#include "autotune/search/search_space.hpp"
+
+namespace moetune::tune {
+
+struct BucketPlan {
+  io::FmoeKey key;
+  std::int64_t line = 0;  // in the untuned list
+  std::int64_t M = 0;     // actual_m when the list gives one, else the bucket's token count
+  moe::MoeShape shape;
+  search::DefaultConfigs baseline;
+  std::vector<search::Candidate> candidates;  // stage one first, then stage two
+};
+
+struct SkippedRow {
+  io::FmoeKey key;
+  std::int64_t line = 0;
+  std::string reason;
+};
+
+struct TunePlan {
+  search::Arch arch = search::Arch::sm_90;
+  std::vector<BucketPlan> buckets;
+  std::vector<SkippedRow> skipped;
+
+  [[nodiscard]] std::size_t candidate_count() const;
+  [[nodiscard]] std::size_t pruned_count() const;
+};
+
+[[nodiscard]] TunePlan make_tune_plan(const io::FmoeTable& untuned,
+                                      const search::SearchSpace& space, search::Arch arch);
+
+// Every distinct translation unit the plan needs (valid candidates and baselines), each once.
+[[nodiscard]] std::vector<jit::KernelSource> plan_sources(const TunePlan& plan);
+
+}  // namespace moetune::tune
