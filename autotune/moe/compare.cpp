@@ -1,0 +1,117 @@
+#include "autotune/moe/compare.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+
+namespace moetune::moe {
+
+void Comparator::add(double value, double reference, std::int64_t row, std::int64_t col) {
+  auto& r = m_result;
+  ++r.checked;
+  bool ok;
+  if (!std::isfinite(value) || !std::isfinite(reference)) {
+    ++r.non_finite;
+    ok = false;
+  } else {
+    double const diff = std::fabs(value - reference);
+    double const mag = std::fabs(reference);
+    r.max_abs = std::fmax(r.max_abs, diff);
+    // Relative error of a reference near zero says nothing (it is noise over a tiny value, and
+    // atol covers it), so max_rel only counts elements the absolute term does not dominate.
+    if (mag >= r.tolerance.atol && mag > 0) r.max_rel = std::fmax(r.max_rel, diff / mag);
+    m_diff_sq += diff * diff;
+    m_ref_sq += reference * reference;
+    ok = diff <= r.tolerance.atol + r.tolerance.rtol * mag;
+  }
+  if (!ok) {
+    ++r.failures;
+    if (r.first_fail_row < 0) {
+      r.first_fail_row = row;
+      r.first_fail_col = col;
+      r.first_fail_value = value;
+      r.first_fail_ref = reference;
+    }
+  }
+}
+
+CompareResult Comparator::result() const {
+  CompareResult r = m_result;
+  if (m_ref_sq > 0) {
+    r.rel_l2 = std::sqrt(m_diff_sq / m_ref_sq);
+  } else {
+    r.rel_l2 = m_diff_sq > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  }
+  return r;
+}
+
+std::string CompareResult::summary() const {
+  auto const figures = fmt::format("max_abs {:.3g}, max_rel {:.3g}, rel_l2 {:.3g} (atol {:g}, rtol {:g})",
+                                   max_abs, max_rel, rel_l2, tolerance.atol, tolerance.rtol);
+  if (checked == 0) return "FAIL nothing was compared";
+  if (passed()) return fmt::format("PASS {} checked, {}", checked, figures);
+  std::string text = fmt::format("FAIL {}/{} outside tolerance", failures, checked);
+  if (non_finite > 0) text += fmt::format(", {} NaN/Inf", non_finite);
+  text += fmt::format("; first at row {} col {}: {:.6g} vs ref {:.6g}; {}", first_fail_row,
+                      first_fail_col, first_fail_value, first_fail_ref, figures);
+  return text;
+}
+
+CompareResult compare_output(std::span<const std::uint16_t> gpu_y, const ReferenceRows& ref,
+                             Tolerance tolerance) {
+  auto const want = static_cast<std::size_t>(ref.total_tokens * ref.hidden);
+  if (gpu_y.size() != want) {
+    throw Error(fmt::format("compare_output: GPU output has {} elements, expected M*H = {}*{} = {}",
+                            gpu_y.size(), ref.total_tokens, ref.hidden, want));
+  }
+  Comparator c(tolerance);
+  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
+    auto const t = ref.tokens[i];
+    auto const expected = ref.y_row(i);
+    for (std::int64_t col = 0; col < ref.hidden; ++col) {
+      double const v = bf16_to_float(gpu_y[static_cast<std::size_t>(t * ref.hidden + col)]);
+      c.add(v, expected[static_cast<std::size_t>(col)], t, col);
+    }
+  }
+  return c.result();
+}
+
+CompareResult compare_intermediate_bf16(std::span<const std::uint16_t> gpu_h,
+                                        const ReferenceRows& ref, Tolerance tolerance) {
+  auto const want = static_cast<std::size_t>(ref.total_tokens * ref.topk * ref.inter);
+  if (gpu_h.size() != want) {
+    throw Error(fmt::format("compare_intermediate_bf16: GPU h has {} elements, expected "
+                            "M*topk*I = {}*{}*{} = {}",
+                            gpu_h.size(), ref.total_tokens, ref.topk, ref.inter, want));
+  }
+  Comparator c(tolerance);
+  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
+    for (int k = 0; k < ref.topk; ++k) {
+      auto const slot = ref.tokens[i] * ref.topk + k;
+      auto const expected = ref.h_row(i, k);
+      for (std::int64_t col = 0; col < ref.inter; ++col) {
+        double const v = bf16_to_float(gpu_h[static_cast<std::size_t>(slot * ref.inter + col)]);
+        c.add(v, expected[static_cast<std::size_t>(col)], slot, col);
+      }
+    }
+  }
+  return c.result();
+}
+
+double max_abs_difference(std::span<const std::uint16_t> a, std::span<const std::uint16_t> b) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size()) return inf;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double const x = bf16_to_float(a[i]);
+    double const y = bf16_to_float(b[i]);
+    if (!std::isfinite(x) || !std::isfinite(y)) return inf;
+    worst = std::fmax(worst, std::fabs(x - y));
+  }
+  return worst;
+}
+
+}  // namespace moetune::moe
