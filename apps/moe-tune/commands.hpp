@@ -10,5 +10,7 @@ void add_validate_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_device_command(CLI::App& app, int& exit_code);
 void add_tune_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
+void add_verify_command(CLI::App& app, int& exit_code);
 
 }  // namespace moetune::app

@@ -1,0 +1,115 @@
+#include "autotune/exec/device_buffers.hpp"
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+#include "autotune/core/sha256.hpp"
+
+namespace moetune::exec {
+namespace {
+
+template <class T>
+gpu::DeviceBuffer upload_new(const gpu::Device& device, const std::vector<T>& host) {
+  if (host.empty()) return {};
+  gpu::DeviceBuffer buffer(device, host.size() * sizeof(T));
+  buffer.upload(host);
+  return buffer;
+}
+
+template <class T>
+void upload_same_size(gpu::DeviceBuffer& buffer, const std::vector<T>& host, const char* what) {
+  if (host.size() * sizeof(T) != buffer.size()) {
+    throw Error(fmt::format("replacing {} in place: {} bytes given, the buffer holds {}", what,
+                            host.size() * sizeof(T), buffer.size()));
+  }
+  if (!host.empty()) buffer.upload(host);
+}
+
+void hash_buffer(Sha256& hash, const gpu::DeviceBuffer& b) {
+  if (b.empty()) return;
+  auto const bytes = b.download_as<std::byte>();
+  hash.update(bytes);
+}
+
+}  // namespace
+
+DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape,
+                             const moe::Weights& w, int copies) {
+  if (copies < 1) throw Error("DeviceWeights: at least one weight copy is needed");
+  for (int c = 0; c < copies; ++c) {
+    WeightCopy copy;
+    if (shape.dtype == moe::DtypePath::bf16) {
+      copy.w1 = upload_new(device, w.w1_bf16);
+      copy.w2 = upload_new(device, w.w2_bf16);
+    } else {
+      copy.w1 = upload_new(device, w.w1_codes);
+      copy.w1_scales = upload_new(device, w.w1_scales);
+      copy.w2 = upload_new(device, w.w2_codes);
+      copy.w2_scales = upload_new(device, w.w2_scales);
+    }
+    if (copy.w1.empty() || copy.w2.empty()) {
+      throw Error(fmt::format("DeviceWeights: no {} weights in the workload",
+                              moe::to_string(shape.dtype)));
+    }
+    m_copies.push_back(std::move(copy));
+  }
+}
+
+const WeightCopy& DeviceWeights::copy(int index) const {
+  return m_copies[static_cast<std::size_t>(index) % m_copies.size()];
+}
+
+std::size_t DeviceWeights::bytes_per_copy() const {
+  auto const& w = m_copies.front();
+  return w.w1.size() + w.w1_scales.size() + w.w2.size() + w.w2_scales.size();
+}
+
+std::string DeviceWeights::digest() const {
+  Sha256 hash;
+  for (auto const& w : m_copies) {
+    hash_buffer(hash, w.w1);
+    hash_buffer(hash, w.w1_scales);
+    hash_buffer(hash, w.w2);
+    hash_buffer(hash, w.w2_scales);
+  }
+  return hash.finish_hex();
+}
+
+DeviceInputs::DeviceInputs(const gpu::Device& device, const moe::MoeShape& shape,
+                           const moe::Activations& x, const moe::Routing& routing)
+    : m_dtype(shape.dtype), m_tokens(shape.tokens) {
+  if (routing.tokens != shape.tokens || routing.topk != shape.topk) {
+    throw Error(fmt::format("DeviceInputs: routing for M={} topk={} given for M={} topk={}",
+                            routing.tokens, routing.topk, shape.tokens, shape.topk));
+  }
+  m_x = m_dtype == moe::DtypePath::a8w4 ? upload_new(device, x.x_codes) : upload_new(device, x.x_bf16);
+  m_x_scales = upload_new(device, x.x_scales);
+  m_topk_ids = upload_new(device, routing.ids);
+  m_topk_weights = upload_new(device, routing.weights);
+  if (m_x.empty()) throw Error("DeviceInputs: the activations do not match the data path");
+}
+
+void DeviceInputs::upload_activations(const moe::Activations& x) {
+  if (m_dtype == moe::DtypePath::a8w4) {
+    upload_same_size(m_x, x.x_codes, "x codes");
+    upload_same_size(m_x_scales, x.x_scales, "x scales");
+  } else {
+    upload_same_size(m_x, x.x_bf16, "x");
+  }
+}
+
+void DeviceInputs::upload_routing(const moe::Routing& routing) {
+  upload_same_size(m_topk_ids, routing.ids, "topk_ids");
+  upload_same_size(m_topk_weights, routing.weights, "topk_weights");
+}
+
+std::string DeviceInputs::digest() const {
+  Sha256 hash;
+  hash_buffer(hash, m_x);
+  hash_buffer(hash, m_x_scales);
+  hash_buffer(hash, m_topk_ids);
+  hash_buffer(hash, m_topk_weights);
+  return hash.finish_hex();
+}
+
+}  // namespace moetune::exec

@@ -1,0 +1,57 @@
+#pragma once
+// A workload's inputs on the GPU, in two parts with different lifetimes:
+// - DeviceWeights: the experts' weights, uploaded once per shape (gigabytes for DeepSeek
+//   shapes) and optionally held in several identical copies, so that a timed sequence of
+//   launches rotates through more memory than the L2 holds (in serving, the other layers
+//   evict this layer's weights);
+// - DeviceInputs: activations and routing for one M, replaceable in place (same addresses,
+//   new values), which the changed-input graph replay needs.
+#include <string>
+#include <vector>
+
+#include "autotune/gpu/gpu.hpp"
+#include "autotune/moe/workload.hpp"
+
+namespace moetune::exec {
+
+struct WeightCopy {
+  gpu::DeviceBuffer w1, w1_scales, w2, w2_scales;  // scales empty on the bf16 path
+};
+
+class DeviceWeights {
+ public:
+  DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape, const moe::Weights& weights,
+                int copies = 1);
+  [[nodiscard]] const WeightCopy& copy(int index) const;  // index taken modulo copies()
+  [[nodiscard]] int copies() const { return static_cast<int>(m_copies.size()); }
+  [[nodiscard]] std::size_t bytes_per_copy() const;
+  [[nodiscard]] std::string digest() const;  // SHA-256 over every copy's bytes
+
+ private:
+  std::vector<WeightCopy> m_copies;
+};
+
+class DeviceInputs {
+ public:
+  // x and routing for workload.shape.tokens tokens.
+  DeviceInputs(const gpu::Device& device, const moe::MoeShape& shape, const moe::Activations& x,
+               const moe::Routing& routing);
+
+  [[nodiscard]] std::int64_t tokens() const { return m_tokens; }
+  [[nodiscard]] const gpu::DeviceBuffer& x() const { return m_x; }
+  [[nodiscard]] const gpu::DeviceBuffer& x_scales() const { return m_x_scales; }
+  [[nodiscard]] const gpu::DeviceBuffer& topk_ids() const { return m_topk_ids; }
+  [[nodiscard]] const gpu::DeviceBuffer& topk_weights() const { return m_topk_weights; }
+
+  // Replace values in place; sizes must be those of the shape.
+  void upload_activations(const moe::Activations& x);
+  void upload_routing(const moe::Routing& routing);
+  [[nodiscard]] std::string digest() const;  // SHA-256 over x, scales, ids and weights
+
+ private:
+  moe::DtypePath m_dtype;
+  std::int64_t m_tokens;
+  gpu::DeviceBuffer m_x, m_x_scales, m_topk_ids, m_topk_weights;
+};
+
+}  // namespace moetune::exec

@@ -1,0 +1,100 @@
+#pragma once
+// The correctness gates every finalist passes before it is timed for the record
+// (DESIGN.md §2), run on the GPU against the double-precision CPU reference:
+//  1. token counts: the boundaries 31/32/33/255/256/257 and the bucket's own M;
+//  2. routing: uniform and concentrated (every token to the same topk experts);
+//  3. write coverage: every buffer the pipeline writes starts as NaN (0xFF bytes) — a y, h
+//     or sort entry left unwritten shows up;
+//  4. input preservation: SHA-256 of inputs and weights before and after;
+//  5. changed-input replay: a captured graph replayed, the inputs changed in place and the
+//     graph replayed again (the output must follow), then the originals restored (the
+//     original output must come back).
+// The GPU sort is also compared entry by entry with the host sort.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "autotune/exec/device_buffers.hpp"
+#include "autotune/exec/unit_compiler.hpp"
+#include "autotune/gpu/gpu.hpp"
+#include "autotune/moe/compare.hpp"
+#include "autotune/moe/reference.hpp"
+#include "autotune/moe/workload.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+namespace moetune::exec {
+
+struct CheckResult {
+  std::string name;    // "M=33 uniform", "graph replay: changed inputs", ...
+  bool passed = false;
+  std::string detail;  // the comparison's summary or the reason
+  double max_abs = 0;  // against the reference, where one applies
+  double max_rel = 0;
+};
+
+struct VerifyReport {
+  std::string stage1, stage2;  // configuration names
+  std::vector<CheckResult> checks;
+  double worst_max_abs = 0;
+  double worst_max_rel = 0;
+  [[nodiscard]] bool passed() const;
+  [[nodiscard]] const CheckResult* first_failure() const;
+};
+
+struct VerifyOptions {
+  std::vector<std::int64_t> bucket_ms;  // the bucket's own M values
+  bool boundaries = true;               // add M = 31, 32, 33, 255, 256, 257
+  bool concentrated = true;             // also concentrated routing at each bucket M
+  bool graph_replay = true;             // gate 5 at the first bucket M
+  moe::Tolerance tolerance;
+};
+
+// Holds one shape's weights (host and device) for many verifications.
+class Verifier {
+ public:
+  // base.tokens is ignored. Generates the seeded weights (seconds for DeepSeek shapes).
+  Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe::MoeShape& base,
+           std::uint64_t seed);
+
+  [[nodiscard]] VerifyReport verify(const search::KernelConfig& stage1,
+                                    const search::KernelConfig& stage2,
+                                    const VerifyOptions& options);
+
+  // One run on fresh seeded inputs (uniform routing) returning y, for "how far did tuning
+  // move numerics" comparisons between configurations on identical inputs.
+  [[nodiscard]] std::vector<std::uint16_t> run_once(const search::KernelConfig& stage1,
+                                                    const search::KernelConfig& stage2,
+                                                    std::int64_t M);
+
+  // One run at M tokens with this routing, checked against the reference (sort, write
+  // coverage, y and h on the token sample; with check_inputs, input preservation too).
+  [[nodiscard]] CheckResult check(const search::KernelConfig& stage1,
+                                  const search::KernelConfig& stage2, std::int64_t M,
+                                  const moe::RoutingSpec& routing, bool check_inputs = false,
+                                  const moe::Tolerance& tolerance = {});
+
+  [[nodiscard]] const moe::MoeShape& shape() const { return m_workload.shape; }
+  [[nodiscard]] const moe::Workload& workload() const { return m_workload; }
+  [[nodiscard]] const DeviceWeights& device_weights() const { return m_weights; }
+
+ private:
+  CheckResult check_graph_replay(const search::KernelConfig& s1, const search::KernelConfig& s2,
+                                 std::int64_t M, const moe::Tolerance& tolerance);
+  void set_tokens(std::int64_t M, const moe::RoutingSpec& routing, std::uint64_t seed);
+  // The reference for the current inputs (set_tokens' arguments identify them). Inputs depend
+  // only on (M, routing, seed), never on the configuration, so a sweep over many variants
+  // computes each reference once.
+  const moe::ReferenceRows& reference_for(std::int64_t M, const moe::RoutingSpec& routing,
+                                          std::uint64_t seed);
+
+  const gpu::Device* m_device;
+  UnitCompiler* m_compiler;
+  std::uint64_t m_seed;
+  moe::Workload m_workload;  // weights fixed; shape.tokens, x and routing change per check
+  DeviceWeights m_weights;
+  std::map<std::tuple<std::int64_t, std::string, std::uint64_t>, moe::ReferenceRows> m_references;
+};
+
+}  // namespace moetune::exec

@@ -1,0 +1,138 @@
+// The correctness gates of DESIGN.md §2 on the GPU, for every data path, on the
+// DeepSeek-V4.1-Flash backbone shape and on a shape whose dims are not multiples of 128:
+// the default configuration pair and representative variants (atomic and reduce stage two,
+// split-K, the FMA fallback, separated gate/up, routing weight in stage one).
+#include <catch2/catch.hpp>
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "autotune/exec/verifier.hpp"
+#include "autotune/search/default_config.hpp"
+#include "autotune/search/validity.hpp"
+
+using namespace moetune;
+
+namespace {
+
+moe::MoeShape make_shape(std::int64_t H, std::int64_t I, int E, int topk, moe::DtypePath dtype) {
+  moe::MoeShape s;
+  s.hidden = H;
+  s.inter = I;
+  s.experts = E;
+  s.topk = topk;
+  s.dtype = dtype;
+  return s;
+}
+
+void require_passes(const exec::VerifyReport& report) {
+  INFO("pair " << report.stage1 << " + " << report.stage2);
+  for (auto const& c : report.checks) {
+    INFO(c.name << ": " << c.detail);
+    CHECK(c.passed);
+  }
+  CHECK(report.checks.size() >= 8);  // 6 boundaries + bucket + concentrated + replay
+  CHECK(report.passed());
+}
+
+// A variant of `base` changed by `edit`, kept only if the validity rules accept it.
+template <class Edit>
+std::optional<search::KernelConfig> variant(search::KernelConfig base, search::Arch arch,
+                                            const moe::MoeShape& shape, Edit edit) {
+  edit(base);
+  if (search::check_config(base, arch, shape)) return std::nullopt;
+  return base;
+}
+
+void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
+  gpu::Device device(0);
+  auto const arch = search::parse_arch(device.info().arch);
+  exec::UnitCompiler compiler(arch);
+  exec::Verifier verifier(device, compiler, base_shape, 7);
+  exec::VerifyOptions options;
+  options.bucket_ms = {bucket_m};
+  auto const defaults = search::default_config(base_shape, arch, bucket_m);
+  REQUIRE_FALSE(search::check_config(defaults.stage1, arch, base_shape));
+  REQUIRE_FALSE(search::check_config(defaults.stage2, arch, base_shape));
+
+  SECTION("default pair") { require_passes(verifier.verify(defaults.stage1, defaults.stage2, options)); }
+  SECTION("stage two reduce") {
+    auto s2 = variant(defaults.stage2, arch, base_shape,
+                      [](auto& c) { c.stage2_mode = search::Stage2Mode::reduce; });
+    REQUIRE(s2);
+    require_passes(verifier.verify(defaults.stage1, *s2, options));
+  }
+  SECTION("stage two split-K atomic") {
+    auto s2 = variant(defaults.stage2, arch, base_shape, [](auto& c) {
+      c.stage2_mode = search::Stage2Mode::atomic;
+      c.ksplit = 2;
+    });
+    if (s2) require_passes(verifier.verify(defaults.stage1, *s2, options));
+  }
+  SECTION("FMA fallback on both stages") {
+    auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
+      c.nonkdim = 0;
+      c.block_n = 32;
+      c.block_k = 64;
+      c.warps = 2;
+      c.stages = 1;
+    });
+    auto s2 = variant(defaults.stage2, arch, base_shape, [](auto& c) {
+      c.nonkdim = 0;
+      c.block_n = 64;
+      c.block_k = 64;
+      c.warps = 2;
+      c.stages = 1;
+    });
+    REQUIRE(s1);
+    REQUIRE(s2);
+    require_passes(verifier.verify(*s1, *s2, options));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gates: A16W4 on the DSv4.1-Flash backbone (E384 top6 H5120 I640)", "[gpu][exec]") {
+  verify_shape(make_shape(5120, 640, 384, 6, moe::DtypePath::a16w4), 8);
+}
+
+TEST_CASE("gates: A8W4 on the DSv4.1-Flash backbone", "[gpu][exec]") {
+  verify_shape(make_shape(5120, 640, 384, 6, moe::DtypePath::a8w4), 8);
+}
+
+TEST_CASE("gates: bf16 on the DSv4.1-Flash draft (E128 top3)", "[gpu][exec]") {
+  verify_shape(make_shape(5120, 640, 128, 3, moe::DtypePath::bf16), 64);
+}
+
+TEST_CASE("gates: dims not multiples of 128 (H800 I224 E16 top4), every path", "[gpu][exec]") {
+  for (auto dtype : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
+    DYNAMIC_SECTION(moe::to_string(dtype)) { verify_shape(make_shape(800, 224, 16, 4, dtype), 40); }
+  }
+}
+
+TEST_CASE("gates: separated gate/up with the routing weight in stage one", "[gpu][exec]") {
+  auto shape = make_shape(2048, 512, 64, 6, moe::DtypePath::a16w4);
+  shape.gate_up = moe::GateUpLayout::separated;
+  shape.doweight_stage1 = true;
+  verify_shape(shape, 16);
+}
+
+TEST_CASE("gates catch a wrong result: a configuration whose stage two skips the weight",
+          "[gpu][exec]") {
+  // A pair whose stages disagree on where the routing weight is applied computes y without
+  // it: the verifier must report wrong_result rather than pass.
+  gpu::Device device(0);
+  auto const arch = search::parse_arch(device.info().arch);
+  exec::UnitCompiler compiler(arch);
+  auto const shape = make_shape(1024, 256, 32, 4, moe::DtypePath::a16w4);
+  exec::Verifier verifier(device, compiler, shape, 3);
+  auto defaults = search::default_config(shape, arch, 16);
+  defaults.stage2.doweight_stage1 = true;  // stage two believes stage one applied the weight
+  exec::VerifyOptions options;
+  options.bucket_ms = {16};
+  options.boundaries = false;
+  options.graph_replay = false;
+  auto const report = verifier.verify(defaults.stage1, defaults.stage2, options);
+  CHECK_FALSE(report.passed());
+}
