@@ -130,12 +130,15 @@ void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
     auto const& launch = m_plan2.launches[i];
     auto const& kernel = m_unit2.kernels[i];
     if (launch.kernel_name == "moetune::moe_zero_y") {
+      // Clears the atomic variant's fp32 accumulator (held in `partial`).
       auto n16 = static_cast<std::int64_t>(m_plan2.zero_y_words);
       auto grid = static_cast<std::int32_t>(launch.grid.x);
-      void* args[] = {&y, &n16, &grid};
+      void* args[] = {&partial, &n16, &grid};
       kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args);
     } else if (launch.kernel_name == "moetune::moe_reduce_y") {
-      void* args[] = {&partial, &y, &M, &topk, &H};
+      // reduce: sums each token's topk partial rows; atomic: rounds acc[M][H] (one row each).
+      std::int32_t rows = m_cfg2.stage2_mode == search::Stage2Mode::atomic ? 1 : topk;
+      void* args[] = {&partial, &y, &M, &rows, &H};
       kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args);
     } else {
       void* args[] = {&h, &h_scales, &w2, &w2_scales, &slots, &block_expert, &num_blocks,

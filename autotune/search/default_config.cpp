@@ -1,0 +1,48 @@
+#include "autotune/search/default_config.hpp"
+
+namespace moetune::search {
+
+DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_t M) {
+  bool const nvidia = arch == Arch::sm_90;
+  KernelConfig c;
+  c.dtype = shape.dtype;
+  c.fp8 = shape.dtype == DtypePath::a8w4 ? shape.fp8_flavor : Fp8Flavor::ocp;
+  c.gate_up = shape.gate_up;
+  c.doweight_stage1 = shape.doweight_stage1;
+  bool const big_tiles = nvidia && shape.dtype != DtypePath::bf16;
+  c.block_m = M <= 32 ? 16 : M <= 256 ? 32 : (big_tiles && M > 2048) ? 128 : 64;
+  c.block_k = nvidia ? 256 : 128;
+  c.kpack = 1;
+  c.nonkdim = 16;
+  c.waves = 0;
+  c.stages = c.block_m <= 32 ? 2 : 1;
+  c.ksplit = 1;
+  c.stage2_mode = Stage2Mode::atomic;
+  DefaultConfigs d{c, c};
+  d.stage1.stage = 1;
+  d.stage2.stage = 2;
+  if (nvidia) {
+    // sm_90: more warps as block_m grows so each warp keeps one or two n fragments and the
+    // accumulators plus A fragments stay in registers (validity.cpp's estimate).
+    c.warps = c.block_m == 16 ? 4 : c.block_m == 128 ? 16 : 8;
+    d.stage1.warps = d.stage2.warps = c.warps;
+    d.stage1.block_n = c.block_m <= 32 ? 64 : 32;
+    d.stage2.block_n = c.block_m <= 32 ? 128 : 64;
+  } else {
+    d.stage1.warps = d.stage2.warps = 4;
+    d.stage1.block_n = 64;
+    d.stage2.block_n = 128;
+  }
+  // bf16 weights take 4x the registers of MXFP4 ones in flight: narrower tiles, no prefetch.
+  if (shape.dtype == DtypePath::bf16) {
+    if (c.block_m <= 32 && d.stage1.block_n > 32) d.stage1.block_n /= 2;
+    if (c.block_m <= 32 && d.stage2.block_n > 32) d.stage2.block_n /= 2;
+    d.stage1.stages = d.stage2.stages = 1;
+  }
+  // Small dims: never wider than the output.
+  while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
+  while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+  return d;
+}
+
+}  // namespace moetune::search

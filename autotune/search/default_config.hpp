@@ -1,0 +1,28 @@
+#pragma once
+// The baseline every tuned row must beat: what the runtime uses when no tuned row matches.
+// A documented heuristic (docs/kernels.md "Default heuristic"), deliberately simple:
+//   block_m by M:   M <= 32 -> 16, <= 256 -> 32, else 64 (128 on sm_90 above 2048, except bf16)
+//   sm_90:          mma.sync (nonkdim 16), block_k 256; warps 4/8/8/16 for block_m
+//                   16/32/64/128; block_n 64 (stage one) / 128 (stage two) up to block_m 32,
+//                   32 / 64 above
+//   AMD:            16x16 MFMA (scaled for a8w4 on gfx950), block_k 128, 4 waves,
+//                   block_n 64 / 128
+//   all:            kpack 1, no occupancy hint, A prefetch (stages 2) for block_m <= 32,
+//                   stage two atomic without split-K; bf16 weights: half block_n up to
+//                   block_m 32, stages 1.
+#include <cstdint>
+
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/arch.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+namespace moetune::search {
+
+struct DefaultConfigs {
+  KernelConfig stage1;
+  KernelConfig stage2;
+};
+
+[[nodiscard]] DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_t M);
+
+}  // namespace moetune::search

@@ -1,0 +1,130 @@
+#include "autotune/search/kernel_config.hpp"
+
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+
+namespace moetune::search {
+namespace {
+
+std::string_view format_token(const KernelConfig& c) {
+  if (c.dtype != DtypePath::a8w4) return "bf16";
+  return c.fp8 == Fp8Flavor::fnuz ? "fnuz" : "fp8";
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    auto const pos = s.find('_', start);
+    out.push_back(s.substr(start, pos == std::string_view::npos ? s.npos : pos - start));
+    if (pos == std::string_view::npos) return out;
+    start = pos + 1;
+  }
+}
+
+[[noreturn]] void bad(std::string_view name, std::size_t index, std::string_view token,
+                      std::string_view expected) {
+  throw Error(fmt::format("kernel name '{}': token {} '{}' is invalid: expected {}", name,
+                          index + 1, token, expected));
+}
+
+// "<prefix><int>" -> int, or throws naming the token.
+int prefixed_int(std::string_view name, std::size_t index, std::string_view token,
+                 std::string_view prefix, std::string_view expected) {
+  if (token.substr(0, prefix.size()) != prefix) bad(name, index, token, expected);
+  auto const digits = token.substr(prefix.size());
+  int value = 0;
+  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || value < 0)
+    bad(name, index, token, expected);
+  return value;
+}
+
+}  // namespace
+
+std::string_view to_string(Stage2Mode mode) {
+  return mode == Stage2Mode::atomic ? "atomic" : "reduce";
+}
+
+std::string KernelConfig::name() const {
+  std::string s = fmt::format("moetune_s{}_{}_{}_t{}x{}x{}_w{}_kp{}_nk{}_wv{}_st{}", stage,
+                              moe::to_string(dtype), format_token(*this), block_m, block_n,
+                              block_k, warps, kpack, nonkdim, waves, stages);
+  if (stage == 1) {
+    s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
+                     doweight_stage1 ? 1 : 0);
+  } else {
+    s += fmt::format("_ks{}_dw{}_{}", ksplit, doweight_stage1 ? 1 : 0, to_string(stage2_mode));
+  }
+  return s;
+}
+
+KernelConfig parse_kernel_name(std::string_view name) {
+  auto const t = split(name);
+  KernelConfig c;
+  if (t.empty() || t[0] != "moetune") bad(name, 0, t.empty() ? "" : t[0], "'moetune'");
+  if (t.size() < 2) throw Error(fmt::format("kernel name '{}' is too short", name));
+  if (t[1] == "s1") c.stage = 1;
+  else if (t[1] == "s2") c.stage = 2;
+  else bad(name, 1, t[1], "'s1' or 's2'");
+  std::size_t const want = c.stage == 1 ? 12 : 13;
+  if (t.size() != want)
+    throw Error(fmt::format("kernel name '{}' has {} '_'-separated tokens, a stage-{} name has {}",
+                            name, t.size(), c.stage, want));
+  if (t[2] == "a16w4") c.dtype = DtypePath::a16w4;
+  else if (t[2] == "a8w4") c.dtype = DtypePath::a8w4;
+  else if (t[2] == "bf16") c.dtype = DtypePath::bf16;
+  else bad(name, 2, t[2], "a dtype path: a16w4, a8w4 or bf16");
+  if (c.dtype == DtypePath::a8w4) {
+    if (t[3] == "fp8") c.fp8 = Fp8Flavor::ocp;
+    else if (t[3] == "fnuz") c.fp8 = Fp8Flavor::fnuz;
+    else bad(name, 3, t[3], "'fp8' or 'fnuz' for a8w4");
+  } else if (t[3] != "bf16") {
+    bad(name, 3, t[3], "'bf16' for a16w4 and bf16");
+  }
+  {
+    auto const tile = t[4];
+    auto const x1 = tile.find('x');
+    auto const x2 = x1 == tile.npos ? tile.npos : tile.find('x', x1 + 1);
+    if (tile.empty() || tile[0] != 't' || x1 == tile.npos || x2 == tile.npos)
+      bad(name, 4, tile, "a tile t<block_m>x<block_n>x<block_k>");
+    auto const num = [&](std::string_view d) {
+      int v = 0;
+      auto const [end, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+      if (d.empty() || ec != std::errc() || end != d.data() + d.size() || v <= 0)
+        bad(name, 4, tile, "a tile t<block_m>x<block_n>x<block_k> of positive integers");
+      return v;
+    };
+    c.block_m = num(tile.substr(1, x1 - 1));
+    c.block_n = num(tile.substr(x1 + 1, x2 - x1 - 1));
+    c.block_k = num(tile.substr(x2 + 1));
+  }
+  c.warps = prefixed_int(name, 5, t[5], "w", "w<warps>");
+  c.kpack = prefixed_int(name, 6, t[6], "kp", "kp<kpack>");
+  c.nonkdim = prefixed_int(name, 7, t[7], "nk", "nk<nonkdim>");
+  c.waves = prefixed_int(name, 8, t[8], "wv", "wv<waves>");
+  c.stages = prefixed_int(name, 9, t[9], "st", "st<stages>");
+  if (c.stage == 1) {
+    if (t[10] == "gi") c.gate_up = GateUpLayout::interleaved;
+    else if (t[10] == "gs") c.gate_up = GateUpLayout::separated;
+    else bad(name, 10, t[10], "'gi' (interleaved) or 'gs' (separated)");
+    auto const dw = prefixed_int(name, 11, t[11], "dw", "dw0 or dw1");
+    if (dw > 1) bad(name, 11, t[11], "dw0 or dw1");
+    c.doweight_stage1 = dw == 1;
+  } else {
+    c.ksplit = prefixed_int(name, 10, t[10], "ks", "ks<ksplit>");
+    auto const dw = prefixed_int(name, 11, t[11], "dw", "dw0 or dw1");
+    if (dw > 1) bad(name, 11, t[11], "dw0 or dw1");
+    c.doweight_stage1 = dw == 1;
+    if (t[12] == "atomic") c.stage2_mode = Stage2Mode::atomic;
+    else if (t[12] == "reduce") c.stage2_mode = Stage2Mode::reduce;
+    else bad(name, 12, t[12], "'atomic' or 'reduce'");
+  }
+  return c;
+}
+
+}  // namespace moetune::search

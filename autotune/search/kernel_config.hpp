@@ -1,0 +1,51 @@
+#pragma once
+// One kernel variant: the stage, the data path it serves and every search knob. Its name is
+// generated from the knobs and parses back into them (the tuned CSV stores only the name):
+//   moetune_s1_a16w4_bf16_t32x128x256_w4_kp1_nk16_wv2_st2_gi_dw0
+//   moetune_s2_a8w4_fp8_t32x128x256_w4_kp1_nk16_wv2_st2_ks2_dw0_atomic
+// Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
+// fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
+// fallback); waves; stages; stage one: gate/up order (gi interleaved, gs separated) and
+// doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
+#include <string>
+#include <string_view>
+
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/arch.hpp"
+
+namespace moetune::search {
+
+using moe::DtypePath;
+using moe::Fp8Flavor;
+using moe::GateUpLayout;
+
+enum class Stage2Mode { atomic, reduce };
+
+struct KernelConfig {
+  int stage = 1;  // 1 or 2
+  DtypePath dtype = DtypePath::a16w4;
+  Fp8Flavor fp8 = Fp8Flavor::ocp;  // a8w4 only; ignored (and printed as bf16) otherwise
+  int block_m = 32;
+  int block_n = 128;  // stage one: columns of h (2*block_n rows of w1); stage two: of y
+  int block_k = 256;
+  int warps = 4;
+  int kpack = 1;
+  int nonkdim = 16;  // 0 = FMA fallback; 16/32 = MMA shape (sm_90: 16 only)
+  int waves = 0;     // 0 = no occupancy hint
+  int stages = 2;    // 1 = plain, 2 = next A tile prefetched into registers
+  int ksplit = 1;    // stage two only
+  GateUpLayout gate_up = GateUpLayout::interleaved;  // stage one only
+  bool doweight_stage1 = false;
+  Stage2Mode stage2_mode = Stage2Mode::atomic;  // stage two only
+
+  [[nodiscard]] std::string name() const;
+  friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
+};
+
+// Parses a name made by KernelConfig::name(). Throws moetune::Error naming the offending token
+// (its position and text) and what was expected there.
+[[nodiscard]] KernelConfig parse_kernel_name(std::string_view name);
+
+[[nodiscard]] std::string_view to_string(Stage2Mode mode);
+
+}  // namespace moetune::search

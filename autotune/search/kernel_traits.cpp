@@ -1,0 +1,75 @@
+#include "autotune/search/kernel_traits.hpp"
+
+#include <algorithm>
+
+namespace moetune::search {
+
+std::string_view to_string(MmaPath path) {
+  switch (path) {
+    case MmaPath::fma: return "fma";
+    case MmaPath::sm80: return "mma.sync.m16n8k16.bf16";
+    case MmaPath::mfma16: return "v_mfma_f32_16x16x16bf16_1k";
+    case MmaPath::mfma32: return "v_mfma_f32_32x32x8bf16_1k";
+    case MmaPath::smfma16: return "v_mfma_scale_f32_16x16x128_f8f6f4";
+    case MmaPath::smfma32: return "v_mfma_scale_f32_32x32x64_f8f6f4";
+  }
+  return "?";
+}
+
+MmaPath mma_path(const KernelConfig& cfg, Arch arch) {
+  if (cfg.nonkdim == 0) return MmaPath::fma;
+  if (arch == Arch::sm_90) return MmaPath::sm80;
+  bool const big = cfg.nonkdim == 32;
+  if (arch == Arch::gfx950 && cfg.dtype == DtypePath::a8w4) return big ? MmaPath::smfma32 : MmaPath::smfma16;
+  return big ? MmaPath::mfma32 : MmaPath::mfma16;
+}
+
+KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
+  KernelTraits t{};
+  t.path = mma_path(c, arch);
+  int const ws = limits(arch).warp_size;
+  switch (t.path) {
+    case MmaPath::fma: t.fw = ws, t.lpr = 1, t.mh = 1, t.acc = 1; break;
+    case MmaPath::sm80: t.fw = 8, t.lpr = 4, t.mh = 16, t.acc = 4; break;
+    case MmaPath::mfma16:
+    case MmaPath::smfma16: t.fw = 16, t.lpr = 4, t.mh = 16, t.acc = 4; break;
+    case MmaPath::mfma32:
+    case MmaPath::smfma32: t.fw = 32, t.lpr = 2, t.mh = 32, t.acc = 16; break;
+  }
+  bool const scaled = t.path == MmaPath::smfma16 || t.path == MmaPath::smfma32;
+  bool const a_fp8 = c.dtype == DtypePath::a8w4;
+  bool const w_bf16 = c.dtype == DtypePath::bf16;
+  t.threads = c.warps * ws;
+  t.nv = c.stage == 1 ? 2 * c.block_n : c.block_n;
+  t.warps_m = c.block_m > 64 ? c.block_m / 64 : 1;
+  t.warps_n = std::max(1, c.warps / std::max(1, t.warps_m));
+  t.warp_rows = c.block_m / std::max(1, t.warps_m);
+  t.mt = t.warp_rows / t.mh;
+  t.nt = t.nv / (t.fw * t.warps_n);
+  t.run = 32 * c.kpack;
+  t.chunk = t.run * t.lpr;
+  t.a_row_bytes = scaled ? c.block_k + 16 : 2 * c.block_k + 16;
+  t.a_bytes = c.block_m * t.a_row_bytes + (scaled ? c.block_m * (c.block_k / 32) : 0);
+  t.c_bytes = c.block_m * (t.nv + 4) * 4;
+  t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
+  int const a_vec_elems = a_fp8 ? 16 : 8;
+  int const a_vecs = c.block_m * (c.block_k / a_vec_elems);
+  t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
+  t.accumulators = t.mt * t.nt * t.acc;
+  // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one
+  // decoded run; the A prefetch registers when stages == 2; ~40 for addresses and indices.
+  int const pieces = w_bf16 ? 4 * c.kpack : c.kpack;
+  int const raw = t.nt * (pieces * 4 + (w_bf16 ? 0 : c.kpack));
+  int const decoded = scaled ? 8 : 16 * c.kpack;
+  int const prefetch = c.stages > 1 ? t.a_vecs_per_thread * (4 + (a_fp8 ? 1 : 0)) : 0;
+  // The compilers keep a chunk's A fragments live across the n fragments (they are the same
+  // for every n): steps x mt x (4 words on sm80, 2 on MFMA; 8 for the scaled MFMA). Not with
+  // one n fragment (nothing to share), nor on the FMA path (broadcast scalar reads).
+  int const steps = scaled ? 1 : t.run / 4;
+  int const a_words = scaled ? 8 : (t.path == MmaPath::sm80 ? 4 : 2);
+  int const a_frags = (t.nt > 1 && t.path != MmaPath::fma) ? steps * t.mt * a_words : 0;
+  t.estimated_registers = t.accumulators + raw + decoded + prefetch + a_frags + 40;
+  return t;
+}
+
+}  // namespace moetune::search

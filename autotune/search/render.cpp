@@ -1,0 +1,107 @@
+#include "autotune/search/render.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "autotune/search/kernel_traits.hpp"
+
+namespace moetune::search {
+namespace {
+
+constexpr std::uint32_t sort_threads = 512;  // kernels/moe_sort.cuh
+constexpr std::uint32_t aux_threads = 256;   // kernels/moe_aux.cuh
+constexpr std::int64_t zero_y_max_grid = 4096;
+
+int dtype_index(DtypePath d) {
+  switch (d) {
+    case DtypePath::a16w4: return 0;
+    case DtypePath::a8w4: return 1;
+    case DtypePath::bf16: return 2;
+  }
+  return 0;
+}
+
+std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
+  return fmt::format("moetune::moe_stage{}<{}>", cfg.stage, config_type(cfg, arch));
+}
+
+}  // namespace
+
+std::string config_type(const KernelConfig& c, Arch arch) {
+  // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
+  // DoWeight, Fp8, Reduce (kernels/moe_config.cuh).
+  bool const s1 = c.stage == 1;
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+                     dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
+                     static_cast<int>(mma_path(c, arch)), c.waves, c.stages, s1 ? 1 : c.ksplit,
+                     s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
+                     c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
+                     !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0);
+}
+
+jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
+  jit::KernelSource out;
+  out.unit_name = cfg.name();
+  auto const type = config_type(cfg, arch);
+  std::string src = fmt::format("// moe-tune candidate {} for {} ({})\n", out.unit_name,
+                                to_string(arch), to_string(mma_path(cfg, arch)));
+  if (cfg.stage == 1) {
+    src += "#include \"moe_sort.cuh\"\n#include \"moe_stage1.cuh\"\n";
+    src += fmt::format("MOETUNE_INSTANTIATE_STAGE1({});\n", type);
+    out.kernel_names = {"moetune::moe_sort", stage_kernel(cfg, arch)};
+  } else {
+    src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
+    src += fmt::format("MOETUNE_INSTANTIATE_STAGE2({});\n", type);
+    if (cfg.stage2_mode == Stage2Mode::atomic)
+      out.kernel_names = {"moetune::moe_zero_y", stage_kernel(cfg, arch), "moetune::moe_reduce_y"};
+    else
+      out.kernel_names = {stage_kernel(cfg, arch), "moetune::moe_reduce_y"};
+  }
+  out.source = std::move(src);
+  return out;
+}
+
+std::int64_t sort_capacity(std::int64_t M, int topk, int experts, int block_m) {
+  std::int64_t const raw = static_cast<std::int64_t>(topk) * M + static_cast<std::int64_t>(experts) * (block_m - 1);
+  return (raw + block_m - 1) / block_m * block_m;
+}
+
+LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape, std::int64_t M) {
+  LaunchPlan plan;
+  auto const t = kernel_traits(cfg, arch);
+  std::int64_t const slots = M * shape.topk;
+  std::int64_t const bm = cfg.block_m;
+  plan.sort_capacity = sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
+  // num_blocks <= (slots + min(E, slots) * (bm-1)) / bm: a much tighter grid than
+  // capacity/bm at decode sizes, where most experts receive nothing.
+  std::int64_t const touched = std::min<std::int64_t>(shape.experts, slots);
+  plan.max_sorted_blocks = std::max<std::int64_t>(
+      1, std::min(plan.sort_capacity / bm, (slots + touched * (bm - 1)) / bm));
+  auto const stage = KernelLaunch{
+      stage_kernel(cfg, arch),
+      Dim3{static_cast<std::uint32_t>(plan.max_sorted_blocks),
+           static_cast<std::uint32_t>(((cfg.stage == 1 ? shape.inter : shape.hidden) + cfg.block_n - 1) / cfg.block_n),
+           static_cast<std::uint32_t>(cfg.stage == 1 ? 1 : std::max(1, cfg.ksplit))},
+      Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
+  if (cfg.stage == 1) {
+    plan.launches.push_back({"moetune::moe_sort", Dim3{1, 1, 1}, Dim3{sort_threads, 1, 1}, 0});
+    plan.launches.push_back(stage);
+  } else {
+    // Both stage-two modes end in moe_reduce_y: reduce sums each token's topk fp32 partial
+    // rows; atomic rounds its fp32 accumulator acc[M][H] (topk = 1), zeroed by moe_zero_y.
+    bool const atomic = cfg.stage2_mode == Stage2Mode::atomic;
+    plan.partial_bytes = (atomic ? M : slots) * shape.hidden * 4;
+    if (atomic) {
+      plan.zero_y_words = plan.partial_bytes / 16;
+      auto const grid = std::clamp<std::int64_t>((plan.zero_y_words + aux_threads - 1) / aux_threads, 1, zero_y_max_grid);
+      plan.launches.push_back({"moetune::moe_zero_y", Dim3{static_cast<std::uint32_t>(grid), 1, 1}, Dim3{aux_threads, 1, 1}, 0});
+    }
+    plan.launches.push_back(stage);
+    auto const grid = std::max<std::int64_t>(1, (M * shape.hidden / 4 + aux_threads - 1) / aux_threads);
+    plan.launches.push_back({"moetune::moe_reduce_y", Dim3{static_cast<std::uint32_t>(grid), 1, 1}, Dim3{aux_threads, 1, 1}, 0});
+  }
+  return plan;
+}
+
+}  // namespace moetune::search

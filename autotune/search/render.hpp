@@ -1,0 +1,56 @@
+#pragma once
+// Rendering one configuration into the tiny translation unit the JIT compiles, and the launch
+// geometry of the kernels in it (computed on the host, in the order they run).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autotune/jit/kernel_source.hpp"
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/arch.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+namespace moetune::search {
+
+// The TU instantiates exactly this configuration (kernels/moe_stage{1,2}.cuh) and also holds
+// the companion kernels of its stage. kernel_names, in run order:
+//   stage one:            moetune::moe_sort, moetune::moe_stage1<...>
+//   stage two, atomic:    moetune::moe_zero_y, moetune::moe_stage2<...>, moetune::moe_reduce_y
+//   stage two, reduce:    moetune::moe_stage2<...>, moetune::moe_reduce_y
+// The configuration must pass check_config() for the arch (render does not re-check).
+[[nodiscard]] jit::KernelSource render(const KernelConfig& cfg, Arch arch);
+
+// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0>" — the template argument list of
+// kernels/moe_config.cuh for this configuration on this arch.
+[[nodiscard]] std::string config_type(const KernelConfig& cfg, Arch arch);
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+struct KernelLaunch {
+  std::string kernel_name;  // one of KernelSource::kernel_names
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t dynamic_shared_bytes = 0;  // > 48 KB needs the opt-in attribute on CUDA
+};
+
+struct LaunchPlan {
+  std::vector<KernelLaunch> launches;  // in the order they run
+  // Buffers the host allocates for this plan:
+  std::int64_t sort_capacity = 0;      // sorted_slots entries; block_expert has capacity/block_m
+  std::int64_t max_sorted_blocks = 0;  // grid.x of the stage kernels (CTAs past num_blocks exit)
+  std::int64_t partial_bytes = 0;      // stage two: fp32 [M*topk][H] (reduce) or acc [M][H] (atomic)
+  std::int64_t zero_y_words = 0;       // atomic stage two: moe_zero_y's n16 argument (acc words)
+};
+
+// Launch geometry for M tokens of the shape (shape.tokens is ignored; M is explicit because a
+// bucket may be timed at another M).
+[[nodiscard]] LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape,
+                                     std::int64_t M);
+
+// capacity = topk*M + E*(block_m-1) rounded up to block_m (docs/kernel-contract.md).
+[[nodiscard]] std::int64_t sort_capacity(std::int64_t M, int topk, int experts, int block_m);
+
+}  // namespace moetune::search

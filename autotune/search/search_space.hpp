@@ -1,0 +1,54 @@
+#pragma once
+// Search spaces as data (search_spaces/*.json): value lists per knob per stage, per arch.
+//
+//   { "arch": "sm_90",                      // or "spaces": [ {"arch": ..., ...}, ... ]
+//     "stage1": { "block_m": [16, 32], "block_n": [64], "block_k": [256], "warps": [4],
+//                 "kpack": [1], "nonkdim": [16], "waves": [0], "stages": [2] },
+//     "stage2": { ...same knobs..., "ksplit": [1, 2], "stage2_mode": ["atomic", "reduce"] } }
+//
+// A stage may also be an array of such objects: the union of their cartesian products (so a
+// small space can list exact variants). Knobs left out take KernelConfig's defaults.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/arch.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+namespace moetune::search {
+
+struct KnobLists {
+  std::vector<int> block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, ksplit;
+  std::vector<Stage2Mode> stage2_mode;
+};
+
+struct ArchSpace {
+  Arch arch = Arch::sm_90;
+  std::vector<KnobLists> stage1, stage2;  // union of cartesian products
+};
+
+struct SearchSpace {
+  std::filesystem::path source;
+  std::vector<ArchSpace> arches;
+  // The space for an arch; throws moetune::Error naming the file when it has none.
+  [[nodiscard]] const ArchSpace& for_arch(Arch arch) const;
+};
+
+// Throws moetune::InputError naming the file and the JSON path ("$.stage1.block_m[2]") of
+// anything malformed, or the line and column of a JSON syntax error.
+[[nodiscard]] SearchSpace load_search_space(const std::filesystem::path& path);
+
+struct Candidate {
+  KernelConfig config;
+  std::optional<std::string> pruned_reason;  // set: invalid for this arch/shape, not compiled
+};
+
+// Every configuration of the arch's space for this shape (data path, layout, doweight and FP8
+// flavour come from the shape), stage one first, in file order, duplicates removed; invalid
+// ones carry the first rule they break.
+[[nodiscard]] std::vector<Candidate> enumerate(const SearchSpace& space, Arch arch,
+                                               const moe::MoeShape& shape);
+
+}  // namespace moetune::search

@@ -1,0 +1,138 @@
+#include "autotune/search/validity.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "autotune/search/kernel_traits.hpp"
+
+namespace moetune::search {
+namespace {
+
+bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Per-lane register budget the estimate must stay under. The estimate is rough (it ignores
+// what the compiler hoists); 0.65 of the real limit kept every ci.json candidate spill-free
+// under ptxas for sm_90 (docs/kernels.md has the figures).
+int register_budget(const KernelConfig& c, Arch arch, int threads) {
+  auto const lim = limits(arch);
+  int const occupancy = std::max(1, c.waves);
+  int hw = lim.registers_per_lane;
+  if (lim.nvidia) hw = std::min(hw, 65536 / std::max(1, threads * occupancy));
+  else hw = std::min(hw, 512 / occupancy);
+  return hw * 65 / 100;
+}
+
+void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
+           std::vector<std::string>& out) {
+  auto const lim = limits(arch);
+  auto const an = to_string(arch);
+  auto add = [&](std::string s) { out.push_back(std::move(s)); };
+
+  // Knob ranges.
+  if (c.stage != 1 && c.stage != 2) add(fmt::format("stage {} is neither 1 nor 2", c.stage));
+  if (c.block_m < 16 || c.block_m % 16 != 0)
+    add(fmt::format("block_m {} is not a positive multiple of 16 (the MMA row tile)", c.block_m));
+  if (c.block_m > 64 && c.block_m % 64 != 0)
+    add(fmt::format("block_m {} above 64 is not a multiple of 64 (warps split M by 64)", c.block_m));
+  if (c.block_k <= 0 || c.block_k % 32 != 0)
+    add(fmt::format("block_k {} is not a multiple of 32 (MX scale granularity)", c.block_k));
+  if (c.block_n <= 0 || c.block_n % 32 != 0)
+    add(fmt::format("block_n {} is not a multiple of 32 (MX scale granularity of h)", c.block_n));
+  if (!is_pow2(c.warps) || c.warps > 1024 / lim.warp_size)
+    add(fmt::format("warps {} is not a power of two up to {} on {}", c.warps, 1024 / lim.warp_size, an));
+  if (c.kpack != 1 && c.kpack != 2 && c.kpack != 4)
+    add(fmt::format("kpack {} is not 1, 2 or 4", c.kpack));
+  if (arch == Arch::gfx950 && c.kpack != 1) add(fmt::format("kpack {} on gfx950: only 1 is valid", c.kpack));
+  if (lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16)
+    add(fmt::format("nonkdim {} on {}: only 16 (mma.sync m16n8k16) or 0 (FMA)", c.nonkdim, an));
+  if (!lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16 && c.nonkdim != 32)
+    add(fmt::format("nonkdim {} on {}: only 16, 32 (MFMA) or 0 (FMA)", c.nonkdim, an));
+  if (c.stages != 1 && c.stages != 2) add(fmt::format("stages {} is not 1 or 2", c.stages));
+  if (c.waves < 0 || c.waves > lim.max_waves)
+    add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
+  if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));
+  if (c.stage == 1 && c.ksplit != 1)
+    add(fmt::format("ksplit {} in stage one: split-K is a stage-two knob (the SiLU epilogue needs whole sums)", c.ksplit));
+  if (c.stage == 2 && c.ksplit > 1 && c.stage2_mode == Stage2Mode::reduce)
+    add(fmt::format("ksplit {} with the reduce stage two: split-K needs atomic accumulation", c.ksplit));
+  if (c.dtype == DtypePath::a8w4 && arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz)
+    add("a8w4 on gfx942 uses e4m3fnuz (fnuz), not OCP e4m3");
+  if (c.dtype == DtypePath::a8w4 && arch != Arch::gfx942 && c.fp8 != Fp8Flavor::ocp)
+    add(fmt::format("a8w4 on {} uses OCP e4m3 (fp8), not e4m3fnuz", an));
+  if (!out.empty()) return;  // the derived quantities below assume sane knobs
+
+  auto const t = kernel_traits(c, arch);
+  if (c.warps % t.warps_m != 0)
+    add(fmt::format("warps {} is not a multiple of block_m/64 = {}", c.warps, t.warps_m));
+  if (t.warp_rows % t.mh != 0)
+    add(fmt::format("block_m {} gives {} rows per warp, not a multiple of the {}-row {} tile",
+                    c.block_m, t.warp_rows, t.mh, to_string(t.path)));
+  if (t.nv % (t.fw * t.warps_n) != 0)
+    add(fmt::format("{} weight rows per CTA do not split into {} warps x {}-row fragments",
+                    t.nv, t.warps_n, t.fw));
+  if (c.block_k % t.chunk != 0)
+    add(fmt::format("block_k {} is not a multiple of {} (32*kpack K per lane x {} lanes per row of {})",
+                    c.block_k, t.chunk, t.lpr, to_string(t.path)));
+  bool const scaled = t.path == MmaPath::smfma16 || t.path == MmaPath::smfma32;
+  if (scaled && c.kpack != 1) add("the scaled MFMA takes one MX block per lane: kpack must be 1");
+  if (!out.empty()) return;
+  if (t.accumulators > 128)
+    add(fmt::format("{} fp32 accumulators per lane exceed 128 (tile too large for registers)", t.accumulators));
+  if (t.smem_bytes > lim.shared_bytes)
+    add(fmt::format("shared memory {} B exceeds the {} KB limit of {}", t.smem_bytes,
+                    lim.shared_bytes / 1024, an));
+  int const budget = register_budget(c, arch, t.threads);
+  if (t.estimated_registers > budget)
+    add(fmt::format("estimated {} registers per lane exceed the spill-safe budget {} on {} "
+                    "(waves {})", t.estimated_registers, budget, an, c.waves));
+  if (lim.nvidia && c.waves > 0 && t.threads * c.waves > 2048)
+    add(fmt::format("waves {} x {} threads exceed 2048 resident threads per SM", c.waves, t.threads));
+  if (lim.nvidia && c.waves > 0 && t.smem_bytes * c.waves > 228 * 1024)
+    add(fmt::format("waves {} CTAs of {} B shared memory exceed 228 KB per SM", c.waves, t.smem_bytes));
+
+  if (shape == nullptr) return;
+  auto const& s = *shape;
+  if (c.dtype != s.dtype)
+    add(fmt::format("dtype path {} does not match the shape's {}", moe::to_string(c.dtype), moe::to_string(s.dtype)));
+  if (c.doweight_stage1 != s.doweight_stage1)
+    add(fmt::format("doweight_stage1 {} does not match the shape's {}", c.doweight_stage1 ? 1 : 0, s.doweight_stage1 ? 1 : 0));
+  if (c.stage == 1 && c.gate_up != s.gate_up)
+    add(fmt::format("gate/up order {} does not match the shape's {}", moe::to_string(c.gate_up), moe::to_string(s.gate_up)));
+  if (s.hidden % 32 != 0) add(fmt::format("model_dim {} is not a multiple of 32", s.hidden));
+  if (s.inter % 32 != 0) add(fmt::format("inter_dim {} is not a multiple of 32", s.inter));
+  if (s.experts > sort_max_experts)
+    add(fmt::format("{} experts exceed the GPU sort's limit of {}", s.experts, sort_max_experts));
+  std::int64_t const n = c.stage == 1 ? s.inter : s.hidden;
+  std::int64_t const k = c.stage == 1 ? s.hidden : s.inter;
+  if (c.block_n > n)
+    add(fmt::format("block_n {} exceeds the output width {} ({}): the tile would be mostly idle",
+                    c.block_n, n, c.stage == 1 ? "inter_dim" : "model_dim"));
+  if (c.block_k > k && c.block_k > t.chunk)
+    add(fmt::format("block_k {} exceeds the reduction length {}", c.block_k, k));
+  if (c.stage == 2 && c.ksplit > 1 && (k + c.block_k - 1) / c.block_k < c.ksplit)
+    add(fmt::format("ksplit {} exceeds the {} block_k tiles of inter_dim {}", c.ksplit,
+                    (k + c.block_k - 1) / c.block_k, k));
+}
+
+}  // namespace
+
+std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch, const moe::MoeShape* shape) {
+  std::vector<std::string> out;
+  rules(cfg, arch, shape, out);
+  return out;
+}
+
+std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch) {
+  auto v = all_violations(cfg, arch, nullptr);
+  if (v.empty()) return std::nullopt;
+  return v.front();
+}
+
+std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape) {
+  auto v = all_violations(cfg, arch, &shape);
+  if (v.empty()) return std::nullopt;
+  return v.front();
+}
+
+}  // namespace moetune::search

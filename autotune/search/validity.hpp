@@ -1,0 +1,28 @@
+#pragma once
+// Validity rules: the conditions kernels/moe_config.cuh static_asserts, plus resource limits
+// of the arch and fit to the shape, each returning a readable reason. A candidate that fails
+// one is recorded as `pruned` with that reason and never compiled.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/moe/moe_shape.hpp"
+#include "autotune/search/arch.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+namespace moetune::search {
+
+// Largest expert count the one-CTA GPU sort handles (kernels/moe_sort.cuh sort_max_experts).
+inline constexpr int sort_max_experts = 512;
+
+// The first rule the configuration breaks on this arch (shape-independent), or nullopt.
+[[nodiscard]] std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch);
+// check_config plus the rules that depend on the shape (dims, data path, layout); the
+// configuration's dtype/gate_up/doweight must be the shape's. tokens is not read.
+[[nodiscard]] std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch,
+                                                      const moe::MoeShape& shape);
+// Every rule broken, not only the first (for reports and tests).
+[[nodiscard]] std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch,
+                                                      const moe::MoeShape* shape = nullptr);
+
+}  // namespace moetune::search

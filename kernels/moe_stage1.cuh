@@ -1,0 +1,117 @@
+#pragma once
+// Stage one: h[slot] = silu(x[slot/topk] · gate^T) * (x[slot/topk] · up^T) [* w_slot], per
+// sorted block of block_m slots (one expert), block_n columns of h per CTA.
+// Grid: (max sorted blocks, ceil(I / block_n)); CTAs past num_blocks exit at once.
+// Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
+// quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
+#include "moe_gemm.cuh"
+
+namespace moetune {
+
+extern __shared__ __attribute__((aligned(16))) u8 moetune_smem[];
+
+template <class Cfg>
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
+    moe_stage1(const u8* __restrict__ x, const u8* __restrict__ x_scales, const u8* __restrict__ w1,
+               const u8* __restrict__ w1_scales, const i32* __restrict__ sorted_slots,
+               const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,
+               const float* __restrict__ topk_weights, u8* __restrict__ h, u8* __restrict__ h_scales,
+               i32 M, i32 topk, i32 H, i32 I) {
+  static_assert(Cfg::stage == 1, "stage-one configuration expected");
+  int const blk = static_cast<int>(block_x());
+  if (blk >= num_blocks[0]) return;
+  int const n0 = static_cast<int>(block_y()) * Cfg::block_n;
+  int const expert = block_expert[blk];
+  int const n_slots = M * topk;
+
+  u8* smem = moetune_smem;
+  i32* row_slot = reinterpret_cast<i32*>(smem + (Cfg::a_bytes > Cfg::c_bytes ? Cfg::a_bytes : Cfg::c_bytes));
+  i32* row_tok = row_slot;  // the GEMM reads token rows; the epilogue recomputes slots
+  int const tid = static_cast<int>(thread_x());
+  // Slots of this block. Tokens are stored for the gather, the slot is re-read in the
+  // epilogue from sorted_slots (cheap, cached).
+  for (int r = tid; r < Cfg::block_m; r += Cfg::threads) {
+    int const s = sorted_slots[blk * Cfg::block_m + r];
+    row_tok[r] = (s >= 0 && s < n_slots) ? s / topk : -1;
+  }
+  barrier();
+
+  u64 const w_rows = 2ull * static_cast<u64>(I);
+  u64 const w_elems = w_rows * static_cast<u64>(H);
+  GemmArgs g;
+  g.a = x;
+  g.a_scales = x_scales;
+  g.w = w1 + static_cast<u64>(expert) * (Cfg::w_bf16 ? w_elems * 2 : w_elems / 2);
+  g.w_scales = Cfg::w_bf16 ? w1_scales : w1_scales + static_cast<u64>(expert) * (w_elems / 32);
+  g.row_src = row_tok;
+  g.K = H;
+  g.n0 = n0;
+  g.I = I;
+  g.n_rows = 0;
+  g.k_begin = 0;
+  g.k_end = H;
+  gemm_tile<Cfg>(g, smem);
+
+  const float* ct = reinterpret_cast<const float*>(smem);
+  if (!Cfg::a_fp8) {
+    // 8 columns (one 16-byte store) per item.
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 8);
+    for (int it = tid; it < items; it += Cfg::threads) {
+      int const r = it / (Cfg::block_n / 8);
+      int const c = (it % (Cfg::block_n / 8)) * 8;
+      int const s = sorted_slots[blk * Cfg::block_m + r];
+      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
+      float const wgt = Cfg::doweight_stage1 ? topk_weights[s] : 1.0f;
+      u32 o[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float const v0 = silu_mul(ct[r * Cfg::c_stride + 2 * (c + 2 * q)], ct[r * Cfg::c_stride + 2 * (c + 2 * q) + 1]) * wgt;
+        float const v1 = silu_mul(ct[r * Cfg::c_stride + 2 * (c + 2 * q + 1)], ct[r * Cfg::c_stride + 2 * (c + 2 * q + 1) + 1]) * wgt;
+        o[q] = pack_bf16x2(v0, v1);
+      }
+      *reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2) = u32x4{o[0], o[1], o[2], o[3]};
+    }
+  } else {
+    // One MX block (32 columns) per item: amax, scale, codes.
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 32);
+    for (int it = tid; it < items; it += Cfg::threads) {
+      int const r = it / (Cfg::block_n / 32);
+      int const c = (it % (Cfg::block_n / 32)) * 32;
+      int const s = sorted_slots[blk * Cfg::block_m + r];
+      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
+      float const wgt = Cfg::doweight_stage1 ? topk_weights[s] : 1.0f;
+      float v[32];
+      float amax = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        v[i] = silu_mul(ct[r * Cfg::c_stride + 2 * (c + i)], ct[r * Cfg::c_stride + 2 * (c + i) + 1]) * wgt;
+        amax = fmax_f32(amax, fabs_f32(v[i]));
+      }
+      int const e = mx_scale_exponent<Cfg::fp8>(amax);
+      float const inv = __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);  // 2^-e
+      u32 words[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        u32 w = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) w |= f32_to_fp8<Cfg::fp8>(v[4 * q + b] * inv) << (8 * b);
+        words[q] = amax > 0.0f ? w : 0u;  // the contract: an all-zero block is all code 0
+      }
+      u32x4* dst = reinterpret_cast<u32x4*>(h + static_cast<u64>(s) * I + n0 + c);
+      dst[0] = u32x4{words[0], words[1], words[2], words[3]};
+      dst[1] = u32x4{words[4], words[5], words[6], words[7]};
+      h_scales[static_cast<u64>(s) * (I / 32) + (n0 + c) / 32] = static_cast<u8>(e + 127);
+    }
+  }
+}
+
+}  // namespace moetune
+
+// Explicit instantiation of one stage-one specialization (the rendered TU uses this, so the
+// parameter list lives in one place). Needed by the offline compilers (hipRTC, clang-22),
+// which emit only instantiated kernels; NVRTC also accepts it next to its name expressions.
+#define MOETUNE_INSTANTIATE_STAGE1(...)                                                         \
+  template __global__ void moetune::moe_stage1<__VA_ARGS__>(                                    \
+      const moetune::u8*, const moetune::u8*, const moetune::u8*, const moetune::u8*,           \
+      const moetune::i32*, const moetune::i32*, const moetune::i32*, const float*, moetune::u8*, \
+      moetune::u8*, moetune::i32, moetune::i32, moetune::i32, moetune::i32)

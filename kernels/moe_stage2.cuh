@@ -1,0 +1,103 @@
+#pragma once
+// Stage two: y[t] = sum_k w_k * (h[slot] · w2_e^T) over the sorted blocks (slot order).
+// Grid: (max sorted blocks, ceil(H / block_n), ksplit); CTAs past num_blocks exit at once.
+//   atomic (Cfg::reduce == 0): fp32 atomic adds into an fp32 accumulator acc[M][H] (held in
+//     `partial`), which moe_zero_y cleared first; ksplit CTAs along z each add their K range;
+//     moe_reduce_y (topk = 1) then rounds acc to bf16 y once. Adding in bf16 directly would
+//     round at every add: where a token's topk contributions cancel, y then drifts by
+//     2^-9 x the sum of their magnitudes, far outside the error budget.
+//   reduce (Cfg::reduce == 1): each slot's fp32 row goes to partial[M*topk][H] (plain stores,
+//     every real slot row fully written), then moe_reduce_y sums the topk rows of each token
+//     in a fixed order -> deterministic.
+// The routing weight multiplies here unless stage one applied it (doweight_stage1).
+#include "moe_gemm.cuh"
+
+namespace moetune {
+
+extern __shared__ __attribute__((aligned(16))) u8 moetune_smem[];
+
+template <class Cfg>
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
+    moe_stage2(const u8* __restrict__ h, const u8* __restrict__ h_scales, const u8* __restrict__ w2,
+               const u8* __restrict__ w2_scales, const i32* __restrict__ sorted_slots,
+               const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,
+               const float* __restrict__ topk_weights, u16* __restrict__ y, float* __restrict__ partial,
+               i32 M, i32 topk, i32 H, i32 I) {
+  static_assert(Cfg::stage == 2, "stage-two configuration expected");
+  int const blk = static_cast<int>(block_x());
+  if (blk >= num_blocks[0]) return;
+  int const n0 = static_cast<int>(block_y()) * Cfg::block_n;
+  int const expert = block_expert[blk];
+  int const n_slots = M * topk;
+
+  u8* smem = moetune_smem;
+  i32* row_slot = reinterpret_cast<i32*>(smem + (Cfg::a_bytes > Cfg::c_bytes ? Cfg::a_bytes : Cfg::c_bytes));
+  int const tid = static_cast<int>(thread_x());
+  for (int r = tid; r < Cfg::block_m; r += Cfg::threads) {
+    int const s = sorted_slots[blk * Cfg::block_m + r];
+    row_slot[r] = (s >= 0 && s < n_slots) ? s : -1;
+  }
+  barrier();
+
+  // Split-K: whole block_k tiles per split.
+  int const k_tiles = (I + Cfg::block_k - 1) / Cfg::block_k;
+  int const per_split = (k_tiles + Cfg::ksplit - 1) / Cfg::ksplit;
+  int const kz = Cfg::ksplit > 1 ? static_cast<int>(block_z()) : 0;
+  int const k_begin = kz * per_split * Cfg::block_k;
+  int k_end = k_begin + per_split * Cfg::block_k;
+  k_end = k_end < I ? k_end : I;
+  if (k_begin >= k_end) return;  // uniform per CTA: no barrier is skipped by part of it
+
+  u64 const w_elems = static_cast<u64>(H) * static_cast<u64>(I);
+  GemmArgs g;
+  g.a = h;
+  g.a_scales = h_scales;
+  g.w = w2 + static_cast<u64>(expert) * (Cfg::w_bf16 ? w_elems * 2 : w_elems / 2);
+  g.w_scales = Cfg::w_bf16 ? w2_scales : w2_scales + static_cast<u64>(expert) * (w_elems / 32);
+  g.row_src = row_slot;
+  g.K = I;
+  g.n0 = n0;
+  g.I = I;
+  g.n_rows = H;
+  g.k_begin = k_begin;
+  g.k_end = k_end;
+  gemm_tile<Cfg>(g, smem);
+
+  const float* ct = reinterpret_cast<const float*>(smem);
+  if (Cfg::reduce) {
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 4);
+    for (int it = tid; it < items; it += Cfg::threads) {
+      int const r = it / (Cfg::block_n / 4);
+      int const c = (it % (Cfg::block_n / 4)) * 4;
+      int const s = row_slot[r];
+      if (s < 0 || n0 + c >= H) continue;
+      float const wgt = Cfg::doweight_stage1 ? 1.0f : topk_weights[s];
+      const float* src = ct + r * Cfg::c_stride + c;
+      *reinterpret_cast<u32x4*>(partial + static_cast<u64>(s) * H + n0 + c) =
+          u32x4{__builtin_bit_cast(u32, src[0] * wgt), __builtin_bit_cast(u32, src[1] * wgt),
+                __builtin_bit_cast(u32, src[2] * wgt), __builtin_bit_cast(u32, src[3] * wgt)};
+    }
+  } else {
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 2);
+    for (int it = tid; it < items; it += Cfg::threads) {
+      int const r = it / (Cfg::block_n / 2);
+      int const c = (it % (Cfg::block_n / 2)) * 2;
+      int const s = row_slot[r];
+      if (s < 0 || n0 + c >= H) continue;
+      float const wgt = Cfg::doweight_stage1 ? 1.0f : topk_weights[s];
+      int const t = s / topk;
+      float* const acc = partial + static_cast<u64>(t) * H + n0 + c;
+      atomic_add_f32(acc, ct[r * Cfg::c_stride + c] * wgt);
+      atomic_add_f32(acc + 1, ct[r * Cfg::c_stride + c + 1] * wgt);
+    }
+  }
+}
+
+}  // namespace moetune
+
+// Explicit instantiation of one stage-two specialization (see MOETUNE_INSTANTIATE_STAGE1).
+#define MOETUNE_INSTANTIATE_STAGE2(...)                                                          \
+  template __global__ void moetune::moe_stage2<__VA_ARGS__>(                                     \
+      const moetune::u8*, const moetune::u8*, const moetune::u8*, const moetune::u8*,            \
+      const moetune::i32*, const moetune::i32*, const moetune::i32*, const float*, moetune::u16*, \
+      float*, moetune::i32, moetune::i32, moetune::i32, moetune::i32)

@@ -1,0 +1,113 @@
+#pragma once
+// MX element formats: MXFP4 (e2m1) and FP8 (e4m3 OCP "fn", e4m3fnuz) decode to fp32/bf16, and
+// the contract's per-1x32 quantisation rule (docs/kernel-contract.md) for A8W4's intermediate.
+#include "moetune_portability.h"
+
+namespace moetune {
+
+enum Fp8Flavour : int { fp8_e4m3fn = 0, fp8_e4m3fnuz = 1 };
+
+// fp32 bit pattern of an e2m1 code (0..15). Exact: every e2m1 value is a short fp32.
+MOETUNE_DEV u32 e2m1_bits(u32 code) {
+  u32 const m = code & 7u;
+  u32 const mag = m == 0u ? 0u
+                  : m == 1u ? 0x3f000000u  // 0.5 is e2m1's only subnormal
+                            : (((m >> 1) + 126u) << 23) | ((m & 1u) << 22);
+  return mag | ((code & 8u) << 28);
+}
+
+// Two e2m1 codes of one byte times a power-of-two scale, as a bf16x2 word (low = element 2i).
+// The product is exact in bf16 (2 significant bits), so truncating to the top half is exact.
+MOETUNE_DEV u32 e2m1x2_to_bf16x2(u32 byte, float scale) {
+  float const lo = __builtin_bit_cast(float, e2m1_bits(byte & 15u)) * scale;
+  float const hi = __builtin_bit_cast(float, e2m1_bits((byte >> 4) & 15u)) * scale;
+  return (__builtin_bit_cast(u32, lo) >> 16) | (__builtin_bit_cast(u32, hi) & 0xffff0000u);
+}
+
+// Decodes 16 bytes of MXFP4 (32 elements, one scale) into 16 bf16x2 words, in K order.
+MOETUNE_DEV void decode_mxfp4_16B(const u32x4& raw, u32 scale_byte, u32 (&out)[16]) {
+  float const s = e8m0_to_f32(scale_byte);
+  u32 const w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int b = 0; b < 4; ++b) out[i * 4 + b] = e2m1x2_to_bf16x2((w[i] >> (8 * b)) & 0xffu, s);
+  }
+}
+
+// e4m3 code -> fp32 (exact). fn: bias 7, 0x7f/0xff NaN. fnuz: bias 8, 0x80 NaN.
+template <int Flavour>
+MOETUNE_DEV float fp8_to_f32(u32 code) {
+  u32 const sign = (code & 0x80u) << 24;
+  u32 const e = (code >> 3) & 15u;
+  u32 const m = code & 7u;
+  if (Flavour == fp8_e4m3fnuz) {
+    if (code == 0x80u) return __builtin_bit_cast(float, 0x7fc00000u);
+    if (e == 0u) return __builtin_bit_cast(float, sign | __builtin_bit_cast(u32, static_cast<float>(m) * 0.0009765625f));
+    return __builtin_bit_cast(float, sign | ((e + 119u) << 23) | (m << 20));
+  } else {
+    if ((code & 0x7fu) == 0x7fu) return __builtin_bit_cast(float, 0x7fc00000u);
+    if (e == 0u) return __builtin_bit_cast(float, sign | __builtin_bit_cast(u32, static_cast<float>(m) * 0.001953125f));
+    return __builtin_bit_cast(float, sign | ((e + 120u) << 23) | (m << 20));
+  }
+}
+
+template <int Flavour>
+MOETUNE_DEV constexpr float fp8_max() { return Flavour == fp8_e4m3fnuz ? 240.0f : 448.0f; }
+
+// Four fp8 codes (one u32) times a scale -> two bf16x2 words. Exact (4 significant bits).
+template <int Flavour>
+MOETUNE_DEV void fp8x4_to_bf16x4(u32 codes, float scale, u32& lo, u32& hi) {
+  float v[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = fp8_to_f32<Flavour>((codes >> (8 * i)) & 0xffu) * scale;
+  lo = (__builtin_bit_cast(u32, v[0]) >> 16) | (__builtin_bit_cast(u32, v[1]) & 0xffff0000u);
+  hi = (__builtin_bit_cast(u32, v[2]) >> 16) | (__builtin_bit_cast(u32, v[3]) & 0xffff0000u);
+}
+
+// The contract's scale rule: smallest e with amax / 2^e <= emax, clamped to [-127, 127];
+// amax == 0 gives e = 0 (byte 127). Computed on exponents, so no division rounding can move
+// the result: with e0 = exp(amax) - exp(emax), amax/2^e0 lies in [2^exp(emax), 2^(exp(emax)+1))
+// and only e0 or e0 + 1 can be the answer.
+template <int Flavour>
+MOETUNE_DEV int mx_scale_exponent(float amax) {
+  if (!(amax > 0.0f)) return 0;
+  int const emax_exp = Flavour == fp8_e4m3fnuz ? 7 : 8;  // 240 = 1.875*2^7, 448 = 1.75*2^8
+  int const a_exp = static_cast<int>((__builtin_bit_cast(u32, amax) >> 23) & 0xffu) - 127;
+  int e = a_exp - emax_exp;
+  if (e < -127) return -127;
+  // amax * 2^-e, exact: 2^-e is a normal float for e in [-127, 120].
+  float const scaled = amax * __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);
+  if (scaled > fp8_max<Flavour>()) e += 1;
+  return e > 127 ? 127 : e;
+}
+
+// Rounds v (already divided by the block scale, |v| <= emax) to the nearest e4m3 code, ties to
+// even, saturating at +-emax. fn keeps the sign of a zero result; fnuz has no negative zero.
+template <int Flavour>
+MOETUNE_DEV u32 f32_to_fp8(float v) {
+  u32 const bits = __builtin_bit_cast(u32, v);
+  u32 const sign = (bits >> 24) & 0x80u;
+  float a = fabs_f32(v);
+  if (!(a == a)) return Flavour == fp8_e4m3fnuz ? 0x80u : 0x7fu;
+  a = a > fp8_max<Flavour>() ? fp8_max<Flavour>() : a;
+  int const bias = Flavour == fp8_e4m3fnuz ? 8 : 7;
+  float const min_normal = Flavour == fp8_e4m3fnuz ? 0.0078125f : 0.015625f;
+  u32 code;
+  if (a < min_normal) {
+    // Subnormal step 2^(1-bias-3); rint is round-half-even. A result of 8 is the smallest
+    // normal, whose code is also 8, so the code is the rounded count itself.
+    float const step_inv = Flavour == fp8_e4m3fnuz ? 1024.0f : 512.0f;
+    code = static_cast<u32>(rint_f32(a * step_inv));
+  } else {
+    u32 ab = __builtin_bit_cast(u32, a);
+    ab += 0x7ffffu + ((ab >> 20) & 1u);  // round 23-bit mantissa to 3 bits, ties to even
+    ab &= 0xfff00000u;
+    int const e = static_cast<int>(ab >> 23) - 127 + bias;
+    code = (static_cast<u32>(e) << 3) | ((ab >> 20) & 7u);
+  }
+  if (Flavour == fp8_e4m3fnuz && code == 0u) return 0u;
+  return code | sign;
+}
+
+}  // namespace moetune

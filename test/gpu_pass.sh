@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One whole GPU pass on a machine with an NVIDIA GPU, from a build folder made elsewhere:
+# the [gpu] test suites, the compile benchmark (1 thread vs all cores, cold vs warm cache),
+# `moe-tune verify` over a search space, and `moe-tune bench` of the default configuration.
+# Usage: test/gpu_pass.sh BUILD_DIR OUT_DIR [STEPS]   (STEPS: comma list of
+#        tests,compile,verify,bench; default all). Logs and JSON land in OUT_DIR.
+set -uo pipefail
+build=${1:?build dir}
+out=${2:?output dir}
+steps=${3:-tests,compile,verify,bench}
+bin=$build/bin
+export LD_LIBRARY_PATH=$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+status=0
+run() {  # run LOG CMD...: prints the command and its output, keeps the worst exit code
+  local log=$1; shift
+  echo "+ $*" | tee -a "$out/$log"
+  local start=$SECONDS
+  "$@" 2>&1 | tee -a "$out/$log"
+  local rc=${PIPESTATUS[0]}
+  echo "(exit $rc, $((SECONDS - start)) s)" | tee -a "$out/$log"
+  ((rc == 0)) || status=1
+}
+has() { [[ ",$steps," == *",$1,"* ]]; }
+
+run device.log "$bin/moe-tune" device
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv >>"$out/device.log" 2>&1
+
+if has tests; then
+  run tests.log "$bin/moetune_test_gpu"
+  run tests.log "$bin/moetune_test_exec"
+fi
+if has compile; then
+  cores=$(nproc)
+  for jobs in 1 "$cores"; do
+    rm -rf /tmp/mt-cache-$jobs
+    run compile.log "$bin/moe-tune" compile --arch sm_90 --space search_spaces/ci.json \
+        --cache-dir /tmp/mt-cache-$jobs --jobs "$jobs" --json "$out/compile_ci_j$jobs.json"
+  done
+  rm -rf /tmp/mt-cache-full
+  run compile.log "$bin/moe-tune" compile --arch sm_90 --space search_spaces/sm_90.json \
+      --cache-dir /tmp/mt-cache-full --jobs "$cores" --json "$out/compile_full_cold.json"
+  run compile.log "$bin/moe-tune" compile --arch sm_90 --space search_spaces/sm_90.json \
+      --cache-dir /tmp/mt-cache-full --jobs "$cores" --json "$out/compile_full_warm.json"
+fi
+if has verify; then
+  run verify.log "$bin/moe-tune" verify --space search_spaces/sm_90.json --m 8 \
+      --cache-dir /tmp/mt-cache-full --json "$out/verify_sm90.json"
+fi
+if has bench; then
+  run bench.log "$bin/moe-tune" bench --m 1 8 64 512 4096 --cache-dir /tmp/mt-cache-full \
+      --json "$out/bench_backbone.json"
+  run bench.log "$bin/moe-tune" bench --shape 5120,640,128,3 --m 1 8 64 512 \
+      --cache-dir /tmp/mt-cache-full --json "$out/bench_draft.json"
+fi
+exit $status

@@ -1,0 +1,61 @@
+#include <catch2/catch.hpp>
+
+#include "autotune/core/error.hpp"
+#include "autotune/search/kernel_config.hpp"
+
+using namespace moetune;
+using namespace moetune::search;
+
+TEST_CASE("kernel names are generated from the knobs", "[search]") {
+  KernelConfig c;
+  c.stage = 1, c.block_m = 32, c.block_n = 128, c.block_k = 256, c.warps = 4, c.kpack = 2;
+  c.nonkdim = 16, c.waves = 2, c.stages = 2;
+  CHECK(c.name() == "moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0");
+  c.stage = 2, c.dtype = DtypePath::a8w4, c.fp8 = Fp8Flavor::fnuz, c.ksplit = 2;
+  c.stage2_mode = Stage2Mode::reduce, c.doweight_stage1 = true;
+  CHECK(c.name() == "moetune_s2_a8w4_fnuz_t32x128x256_w4_kp2_nk16_wv2_st2_ks2_dw1_reduce");
+}
+
+TEST_CASE("kernel names parse back", "[search]") {
+  for (auto const* n : {"moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0",
+                        "moetune_s1_bf16_bf16_t128x64x128_w8_kp1_nk0_wv0_st1_gs_dw1",
+                        "moetune_s2_a8w4_fp8_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw0_atomic"}) {
+    CHECK(parse_kernel_name(n).name() == n);
+  }
+  auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
+  CHECK(c.stage == 2);
+  CHECK(c.dtype == DtypePath::a8w4);
+  CHECK(c.fp8 == Fp8Flavor::fnuz);
+  CHECK(c.block_m == 16);
+  CHECK(c.block_n == 64);
+  CHECK(c.block_k == 64);
+  CHECK(c.warps == 2);
+  CHECK(c.nonkdim == 32);
+  CHECK(c.waves == 4);
+  CHECK(c.stages == 1);
+  CHECK(c.ksplit == 4);
+  CHECK(c.doweight_stage1);
+  CHECK(c.stage2_mode == Stage2Mode::reduce);
+}
+
+TEST_CASE("kernel name parse errors name the bad token", "[search]") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 1 'aiter'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 2 's3'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a4w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 3 'a4w4'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_fp8_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 4 'fp8'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x128_w4_kp2_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 5 't32x128'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x128x256_w4_kpx_nk16_wv2_st2_gi_dw0"),
+                    Contains("token 7 'kpx'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gx_dw0"),
+                    Contains("token 11 'gx'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s2_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_ks1_dw0_sum"),
+                    Contains("token 13 'sum'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2"),
+                    Contains("tokens"));
+}

@@ -1,0 +1,195 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "autotune/core/error.hpp"
+#include "autotune/search/default_config.hpp"
+#include "autotune/search/render.hpp"
+#include "autotune/search/search_space.hpp"
+#include "autotune/search/validity.hpp"
+#include "test/support/test_paths.hpp"
+
+using namespace moetune;
+using namespace moetune::search;
+
+namespace {
+
+moe::MoeShape backbone(moe::DtypePath d = moe::DtypePath::a16w4, Arch arch = Arch::sm_90) {
+  moe::MoeShape s;
+  s.tokens = 8, s.hidden = 5120, s.inter = 640, s.experts = 384, s.topk = 6, s.dtype = d;
+  s.fp8_flavor = arch == Arch::gfx942 ? moe::Fp8Flavor::fnuz : moe::Fp8Flavor::ocp;
+  return s;
+}
+
+std::filesystem::path spaces() { return test::source_dir() / "search_spaces"; }
+
+std::filesystem::path write(const char* test, const std::string& text) {
+  auto const p = test::scratch_dir(test) / "space.json";
+  std::ofstream(p) << text;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("every search space file loads and every candidate name round-trips", "[search]") {
+  int files = 0;
+  for (auto const& entry : std::filesystem::directory_iterator(spaces())) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    INFO(entry.path().string());
+    auto const space = load_search_space(entry.path());
+    REQUIRE(!space.arches.empty());
+    for (auto const& a : space.arches) {
+      for (auto d : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
+        auto const cands = enumerate(space, a.arch, backbone(d, a.arch));
+        int valid = 0;
+        for (auto const& c : cands) {
+          auto const n = c.config.name();
+          INFO(n);
+          CHECK(parse_kernel_name(n) == c.config);
+          if (!c.pruned_reason) ++valid;
+        }
+        CHECK(valid > 0);
+      }
+    }
+  }
+  CHECK(files >= 5);
+}
+
+TEST_CASE("ci.json keeps 4 to 8 valid variants per stage per arch", "[search]") {
+  auto const space = load_search_space(spaces() / "ci.json");
+  std::set<Arch> arches;
+  for (auto const& a : space.arches) {
+    arches.insert(a.arch);
+    for (auto d : {moe::DtypePath::a16w4, moe::DtypePath::a8w4}) {
+      int valid[3] = {0, 0, 0};
+      for (auto const& c : enumerate(space, a.arch, backbone(d, a.arch))) {
+        INFO(to_string(a.arch) << " " << c.config.name() << " " << c.pruned_reason.value_or(""));
+        CHECK(!c.pruned_reason);
+        if (!c.pruned_reason) ++valid[c.config.stage];
+      }
+      CHECK(valid[1] >= 4);
+      CHECK(valid[1] <= 8);
+      CHECK(valid[2] >= 4);
+      CHECK(valid[2] <= 8);
+    }
+  }
+  CHECK(arches.size() == 4);
+}
+
+TEST_CASE("search space errors name the file and the JSON path", "[search]") {
+  using Catch::Contains;
+  auto p = write("space_bad_value", R"({"arch":"sm_90","stage1":{"block_m":[16,"x"]},"stage2":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("space.json") && Contains("$.stage1.block_m[1]"));
+  p = write("space_bad_knob", R"({"arch":"sm_90","stage1":{"blockm":[16]},"stage2":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.blockm"));
+  p = write("space_bad_arch", R"({"arch":"sm_80","stage1":{},"stage2":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.arch"));
+  p = write("space_missing_stage", R"({"arch":"sm_90","stage1":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2"));
+  p = write("space_bad_mode", R"({"arch":"sm_90","stage1":{},"stage2":{"stage2_mode":["sum"]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.stage2_mode[0]"));
+  p = write("space_syntax", "{\n  \"arch\": \"sm_90\",\n  oops\n}");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("space.json:3:"));
+  CHECK_NOTHROW(load_search_space(spaces() / "ci.json").for_arch(Arch::sm_90));
+}
+
+TEST_CASE("validity rules give readable reasons", "[search]") {
+  using Catch::Contains;
+  KernelConfig c;  // s1 a16w4 t16x64x256 w4 kp1 nk16 st2
+  c.block_m = 16, c.block_n = 64;
+  CHECK(!check_config(c, Arch::sm_90));
+  auto k = c;
+  k.block_k = 48;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("block_k 48 is not a multiple of 32 (MX scale granularity)"));
+  k = c, k.kpack = 2, k.block_k = 128;
+  CHECK_THAT(check_config(k, Arch::gfx950).value(), Contains("kpack 2 on gfx950: only 1 is valid"));
+  k = c, k.nonkdim = 32;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("nonkdim 32 on sm_90"));
+  k = c, k.block_m = 256, k.block_n = 256, k.block_k = 512, k.warps = 4;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("exceed 128"));
+  k = c, k.block_m = 64, k.block_n = 256, k.block_k = 512, k.warps = 16, k.stages = 1;
+  CHECK_THAT(all_violations(k, Arch::sm_90).back(), Contains("limit of sm_90") || Contains("registers"));
+  k = c, k.block_m = 128, k.block_n = 128, k.block_k = 128, k.warps = 8, k.stages = 1;
+  CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("exceeds the 64 KB limit of gfx942"));
+  k = c, k.ksplit = 2;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("split-K is a stage-two knob"));
+  k = c, k.stage = 2, k.ksplit = 2, k.stage2_mode = Stage2Mode::reduce, k.block_n = 128;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("needs atomic"));
+  k = c, k.block_k = 64;  // sm80 chunk is 128 K
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("block_k 64 is not a multiple of 128"));
+  k = c, k.nonkdim = 32, k.block_m = 16, k.block_k = 128;
+  CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("32-row"));
+  k = c, k.dtype = DtypePath::a8w4, k.fp8 = Fp8Flavor::ocp, k.block_k = 128;
+  CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("e4m3fnuz"));
+  // Shape-dependent rules.
+  auto s = backbone();
+  s.inter = 96;
+  k = c, k.block_n = 128, k.warps = 8;
+  CHECK_THAT(check_config(k, Arch::sm_90, s).value(), Contains("block_n 128 exceeds the output width 96"));
+  s = backbone(), s.experts = 1024;
+  CHECK_THAT(check_config(c, Arch::sm_90, s).value(), Contains("1024 experts"));
+}
+
+TEST_CASE("rendering instantiates exactly the configuration and names its kernels", "[search]") {
+  KernelConfig c;
+  c.block_n = 64;
+  auto const s1 = render(c, Arch::sm_90);
+  CHECK(s1.unit_name == c.name());
+  CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0>);"));
+  REQUIRE(s1.kernel_names.size() == 2);
+  CHECK(s1.kernel_names[0] == "moetune::moe_sort");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0>>");
+  auto c2 = c;
+  c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
+  auto const s2 = render(c2, Arch::gfx950);
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1>);"));
+  CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
+  c2.stage2_mode = Stage2Mode::atomic;
+  CHECK(render(c2, Arch::gfx950).kernel_names.front() == "moetune::moe_zero_y");
+}
+
+TEST_CASE("launch plans list the kernels in run order with their geometry", "[search]") {
+  KernelConfig c;
+  c.block_m = 16, c.block_n = 64;
+  auto const s = backbone();
+  auto const p = plan_launch(c, Arch::sm_90, s, 1);
+  REQUIRE(p.launches.size() == 2);
+  CHECK(p.launches[0].kernel_name == "moetune::moe_sort");
+  CHECK(p.launches[1].grid.x == 6);   // one token: at most 6 blocks of 16
+  CHECK(p.launches[1].grid.y == 10);  // 640 / 64
+  CHECK(p.launches[1].block.x == 128);
+  CHECK(p.sort_capacity == (6 + 384 * 15 + 15) / 16 * 16);
+  auto c2 = c;
+  c2.stage = 2, c2.block_n = 128, c2.ksplit = 2;
+  auto const q = plan_launch(c2, Arch::sm_90, s, 64);
+  REQUIRE(q.launches.size() == 3);
+  CHECK(q.launches[0].kernel_name == "moetune::moe_zero_y");
+  CHECK(q.launches[1].grid.z == 2);
+  CHECK(q.launches[2].kernel_name == "moetune::moe_reduce_y");
+  // The atomic variant accumulates in fp32 acc[M][H], cleared by the zero kernel.
+  CHECK(q.partial_bytes == 64 * 5120 * 4);
+  CHECK(q.zero_y_words == 64 * 5120 * 4 / 16);
+  c2.ksplit = 1, c2.stage2_mode = Stage2Mode::reduce;
+  auto const r = plan_launch(c2, Arch::sm_90, s, 64);
+  CHECK(r.launches[1].kernel_name == "moetune::moe_reduce_y");
+  CHECK(r.partial_bytes == 64LL * 6 * 5120 * 4);
+}
+
+TEST_CASE("the default configuration is valid for every arch and bucket", "[search]") {
+  for (auto arch : {Arch::sm_90, Arch::gfx90a, Arch::gfx942, Arch::gfx950}) {
+    for (auto d : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
+      for (std::int64_t m : {1, 8, 32, 64, 256, 512, 4096, 16384}) {
+        auto s = backbone(d, arch);
+        auto const def = default_config(s, arch, m);
+        INFO(to_string(arch) << " M=" << m << " " << def.stage1.name() << " " << def.stage2.name());
+        CHECK(check_config(def.stage1, arch, s).value_or("ok") == "ok");
+        CHECK(check_config(def.stage2, arch, s).value_or("ok") == "ok");
+        CHECK(def.stage1.block_m == def.stage2.block_m);
+      }
+    }
+  }
+}
