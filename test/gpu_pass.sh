@@ -2,12 +2,14 @@
 # One whole GPU pass on a machine with an NVIDIA GPU, from a build folder made elsewhere:
 # the [gpu] test suites, the compile benchmark (1 thread vs all cores, cold vs warm cache),
 # `moe-tune verify` over a search space, and `moe-tune bench` of the default configuration.
-# Usage: test/gpu_pass.sh BUILD_DIR OUT_DIR [STEPS]   (STEPS: comma list of
-#        tests,compile,verify,bench; default all). Logs and JSON land in OUT_DIR.
+# Usage: test/gpu_pass.sh BUILD_DIR OUT_DIR [STEPS] [DTYPES]  (STEPS: comma list of
+#        tests,compile,verify,bench; default all. DTYPES for verify: default "a16w4 a8w4 bf16").
+#        Logs and JSON land in OUT_DIR. STEP_LIMIT (seconds, default 900) bounds each command.
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
 steps=${3:-tests,compile,verify,bench}
+dtypes=${4:-a16w4 a8w4 bf16}
 bin=$build/bin
 export LD_LIBRARY_PATH=$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 mkdir -p "$out"
@@ -17,7 +19,7 @@ run() {  # run LOG CMD...: prints the command and its output, keeps the worst ex
   local log=$1; shift
   echo "+ $*" | tee -a "$out/$log"
   local start=$SECONDS
-  "$@" 2>&1 | tee -a "$out/$log"
+  timeout "${STEP_LIMIT:-900}" "$@" 2>&1 | tee -a "$out/$log"
   local rc=${PIPESTATUS[0]}
   echo "(exit $rc, $((SECONDS - start)) s)" | tee -a "$out/$log"
   ((rc == 0)) || status=1
@@ -45,8 +47,10 @@ if has compile; then
       --cache-dir /tmp/mt-cache-full --jobs "$cores" --json "$out/compile_full_warm.json"
 fi
 if has verify; then
-  run verify.log "$bin/moe-tune" verify --space search_spaces/sm_90.json --m 8 \
-      --cache-dir /tmp/mt-cache-full --json "$out/verify_sm90.json"
+  for dtype in $dtypes; do
+    run verify.log "$bin/moe-tune" verify --space search_spaces/sm_90.json --m 8 --dtype "$dtype" \
+        --cache-dir /tmp/mt-cache-full --json "$out/verify_sm90_$dtype.json"
+  done
 fi
 if has bench; then
   run bench.log "$bin/moe-tune" bench --m 1 8 64 512 4096 --cache-dir /tmp/mt-cache-full \

@@ -13,6 +13,8 @@
 #include "autotune/core/error.hpp"
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe or a file: a long run that is stopped keeps its progress.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{
       "moe-tune: tunes two-stage fused MoE kernels (A16W4, A8W4, bf16) per shape, proves every "
       "finalist correct, and writes only rows that pass a predeclared paired-timing gate into "
