@@ -28,7 +28,7 @@ struct CompileCommandOptions {
   bool no_cache = false;
   ShapeOptions shape;
   std::string json_path;
-  bool allow_spills = false;
+  bool no_spills = false;
 };
 
 // Units whose kernels spill registers or use scratch: on every target a spilling tile is a
@@ -119,7 +119,7 @@ void run_compile(const CompileCommandOptions& opt, int& exit_code) {
   if (!opt.json_path.empty()) {
     write_file_atomically(opt.json_path, to_json(report, pruned).dump(2) + "\n");
   }
-  exit_code = failed == 0 && (spills.empty() || opt.allow_spills) ? 0 : 1;
+  exit_code = failed == 0 && (spills.empty() || !opt.no_spills) ? 0 : 1;
 }
 
 }  // namespace
@@ -129,8 +129,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "compile",
       "Compile every valid candidate of a search space for one architecture (no GPU needed); "
-      "prints registers, static shared/LDS and spill bytes per variant. Exit 1 if any fails or "
-      "spills");
+      "prints registers, static shared/LDS and spill bytes per variant. Exit 1 if any fails (or, "
+      "with --no-spills, spills)");
   cmd->add_option("--arch", opt->arch, "Target: sm_90, sm_90a, gfx90a, gfx942, gfx950")
       ->capture_default_str();
   cmd->add_option("--space", opt->space, "Search space JSON (search_spaces/*.json)")->required();
@@ -140,8 +140,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "Code cache directory (default $XDG_CACHE_HOME/moe-tune or ~/.cache/moe-tune)");
   cmd->add_flag("--no-cache", opt->no_cache, "Compile everything; read and write no cache");
   cmd->add_option("--json", opt->json_path, "Also write the report as JSON to this file");
-  cmd->add_flag("--allow-spills", opt->allow_spills,
-                "Do not fail when a kernel spills registers or uses scratch memory");
+  cmd->add_flag("--no-spills", opt->no_spills,
+                "Fail (exit 1) when any kernel spills registers or uses scratch memory");
   opt->shape.add_to(*cmd);
   cmd->callback([opt, &exit_code] { run_compile(*opt, exit_code); });
 }

@@ -48,6 +48,16 @@ std::optional<search::KernelConfig> partner(const search::KernelConfig& variant,
   return std::nullopt;
 }
 
+std::optional<std::string> spill_reason(const jit::CompileOutcome& outcome) {
+  for (auto const& k : outcome.result.kernels) {
+    if (k.resources.spill_bytes > 0 || k.resources.scratch_bytes > 0) {
+      return fmt::format("compiled with {} B of register spills ({} B scratch) per thread",
+                         k.resources.spill_bytes, k.resources.scratch_bytes);
+    }
+  }
+  return std::nullopt;
+}
+
 void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
   auto const probe = gpu::probe_gpu();
   if (!probe.available) {
@@ -76,6 +86,14 @@ void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
         ++pruned;
         fmt::print("  pruned  {}: {}\n", c.config.name(), *c.pruned_reason);
         out.push_back({{"variant", c.config.name()}, {"outcome", "pruned"}, {"rule", *c.pruned_reason}});
+        continue;
+      }
+      // A unit that spills registers is a slow tile the register rule missed: pruned after
+      // compiling, with the compiler's figure as the reason.
+      if (auto const spill = spill_reason(compiler.compile(c.config))) {
+        ++pruned;
+        fmt::print("  pruned  {}: {}\n", c.config.name(), *spill);
+        out.push_back({{"variant", c.config.name()}, {"outcome", "pruned"}, {"rule", *spill}});
         continue;
       }
       auto const other = partner(c.config, c.config.stage == 1 ? defaults.stage2 : defaults.stage1,

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
-#include "autotune/core/sha256.hpp"
+#include "autotune/core/fast_hash.hpp"
 
 namespace moetune::exec {
 namespace {
@@ -25,7 +25,7 @@ void upload_same_size(gpu::DeviceBuffer& buffer, const std::vector<T>& host, con
   if (!host.empty()) buffer.upload(host);
 }
 
-void hash_buffer(Sha256& hash, const gpu::DeviceBuffer& b) {
+void hash_buffer(FastHash64& hash, const gpu::DeviceBuffer& b) {
   if (b.empty()) return;
   auto const bytes = b.download_as<std::byte>();
   hash.update(bytes);
@@ -65,14 +65,14 @@ std::size_t DeviceWeights::bytes_per_copy() const {
 }
 
 std::string DeviceWeights::digest() const {
-  Sha256 hash;
+  FastHash64 hash;
   for (auto const& w : m_copies) {
     hash_buffer(hash, w.w1);
     hash_buffer(hash, w.w1_scales);
     hash_buffer(hash, w.w2);
     hash_buffer(hash, w.w2_scales);
   }
-  return hash.finish_hex();
+  return fmt::format("{:016x}", hash.value());
 }
 
 DeviceInputs::DeviceInputs(const gpu::Device& device, const moe::MoeShape& shape,
@@ -104,12 +104,12 @@ void DeviceInputs::upload_routing(const moe::Routing& routing) {
 }
 
 std::string DeviceInputs::digest() const {
-  Sha256 hash;
+  FastHash64 hash;
   hash_buffer(hash, m_x);
   hash_buffer(hash, m_x_scales);
   hash_buffer(hash, m_topk_ids);
   hash_buffer(hash, m_topk_weights);
-  return hash.finish_hex();
+  return fmt::format("{:016x}", hash.value());
 }
 
 }  // namespace moetune::exec

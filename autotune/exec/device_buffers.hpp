@@ -25,7 +25,8 @@ class DeviceWeights {
   [[nodiscard]] const WeightCopy& copy(int index) const;  // index taken modulo copies()
   [[nodiscard]] int copies() const { return static_cast<int>(m_copies.size()); }
   [[nodiscard]] std::size_t bytes_per_copy() const;
-  [[nodiscard]] std::string digest() const;  // SHA-256 over every copy's bytes
+  // A fast 64-bit hash over every copy's bytes (core/fast_hash.hpp), as hex.
+  [[nodiscard]] std::string digest() const;
 
  private:
   std::vector<WeightCopy> m_copies;
@@ -46,7 +47,7 @@ class DeviceInputs {
   // Replace values in place; sizes must be those of the shape.
   void upload_activations(const moe::Activations& x);
   void upload_routing(const moe::Routing& routing);
-  [[nodiscard]] std::string digest() const;  // SHA-256 over x, scales, ids and weights
+  [[nodiscard]] std::string digest() const;  // fast 64-bit hash over x, scales, ids, weights
 
  private:
   moe::DtypePath m_dtype;

@@ -5,7 +5,7 @@
 //  2. routing: uniform and concentrated (every token to the same topk experts);
 //  3. write coverage: every buffer the pipeline writes starts as NaN (0xFF bytes) — a y, h
 //     or sort entry left unwritten shows up;
-//  4. input preservation: SHA-256 of inputs and weights before and after;
+//  4. input preservation: a hash of inputs and weights before and after;
 //  5. changed-input replay: a captured graph replayed, the inputs changed in place and the
 //     graph replayed again (the output must follow), then the originals restored (the
 //     original output must come back).

@@ -4,6 +4,8 @@
 // split-K, the FMA fallback, separated gate/up, routing weight in stage one).
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -45,11 +47,28 @@ std::optional<search::KernelConfig> variant(search::KernelConfig base, search::A
   return base;
 }
 
+gpu::Device& device() {
+  static gpu::Device instance(0);
+  return instance;
+}
+
+exec::UnitCompiler& compiler() {
+  static exec::UnitCompiler instance(search::parse_arch(device().info().arch));
+  return instance;
+}
+
+// One Verifier per shape for the whole run: generating a DeepSeek layer's weights takes
+// seconds, and Catch2 re-enters a test case once per SECTION.
+exec::Verifier& verifier_for(const moe::MoeShape& shape) {
+  static std::map<std::string, std::unique_ptr<exec::Verifier>> verifiers;
+  auto& slot = verifiers[moe::to_string(shape)];
+  if (!slot) slot = std::make_unique<exec::Verifier>(device(), compiler(), shape, 7);
+  return *slot;
+}
+
 void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
-  gpu::Device device(0);
-  auto const arch = search::parse_arch(device.info().arch);
-  exec::UnitCompiler compiler(arch);
-  exec::Verifier verifier(device, compiler, base_shape, 7);
+  auto const arch = compiler().arch();
+  auto& verifier = verifier_for(base_shape);
   exec::VerifyOptions options;
   options.bucket_ms = {bucket_m};
   auto const defaults = search::default_config(base_shape, arch, bucket_m);
@@ -122,11 +141,9 @@ TEST_CASE("gates catch a wrong result: a configuration whose stage two skips the
           "[gpu][exec]") {
   // A pair whose stages disagree on where the routing weight is applied computes y without
   // it: the verifier must report wrong_result rather than pass.
-  gpu::Device device(0);
-  auto const arch = search::parse_arch(device.info().arch);
-  exec::UnitCompiler compiler(arch);
+  auto const arch = compiler().arch();
   auto const shape = make_shape(1024, 256, 32, 4, moe::DtypePath::a16w4);
-  exec::Verifier verifier(device, compiler, shape, 3);
+  auto& verifier = verifier_for(shape);
   auto defaults = search::default_config(shape, arch, 16);
   defaults.stage2.doweight_stage1 = true;  // stage two believes stage one applied the weight
   exec::VerifyOptions options;
