@@ -1,6 +1,41 @@
 #include "autotune/search/default_config.hpp"
 
+#include "autotune/search/validity.hpp"
+
 namespace moetune::search {
+
+namespace {
+
+// The heuristic above suits the usual shapes; for unusual dims (a reduction shorter than
+// block_k, a width the tile does not fit) step down to the nearest valid tile, in a fixed
+// order, so that the baseline exists for every shape the tool accepts: shorter block_k first,
+// then narrower block_n, then the FMA fallback with its smallest tile.
+void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
+  if (!check_config(c, arch, shape)) return;
+  for (auto const k : {256, 128, 64, 32}) {
+    if (k > c.block_k) continue;
+    auto trial = c;
+    trial.block_k = k;
+    for (auto const n : {c.block_n, 64, 32}) {
+      if (n > c.block_n) continue;
+      trial.block_n = n;
+      if (!check_config(trial, arch, shape)) {
+        c = trial;
+        return;
+      }
+    }
+  }
+  auto fallback = c;
+  fallback.nonkdim = 0;
+  fallback.warps = 2;
+  fallback.kpack = 1;
+  fallback.stages = 1;
+  fallback.block_n = c.stage == 1 ? 32 : 64;
+  fallback.block_k = 32;
+  c = fallback;
+}
+
+}  // namespace
 
 DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_t M) {
   bool const nvidia = arch == Arch::sm_90;
@@ -42,6 +77,8 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // Small dims: never wider than the output.
   while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
   while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+  make_valid(d.stage1, arch, shape);
+  make_valid(d.stage2, arch, shape);
   return d;
 }
 

@@ -1,0 +1,44 @@
+// The default configuration is the baseline every tuned row must beat, and the runtime's
+// choice with no tuned row: it must be valid for every shape moe-tune accepts, on every arch.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include "autotune/search/default_config.hpp"
+#include "autotune/search/validity.hpp"
+
+using namespace moetune;
+
+TEST_CASE("default configuration is valid across shapes, paths, arches and M", "[search]") {
+  struct Dims {
+    std::int64_t H, I;
+    int E, topk;
+  };
+  for (auto const d : {Dims{5120, 640, 384, 6}, Dims{5120, 640, 128, 3}, Dims{5120, 768, 385, 7},
+                       Dims{5120, 2304, 96, 6}, Dims{7168, 512, 384, 6}, Dims{800, 224, 16, 4},
+                       Dims{96, 32, 8, 2}, Dims{2048, 512, 64, 6}}) {
+    for (auto dtype : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
+      for (auto arch : {search::Arch::sm_90, search::Arch::gfx90a, search::Arch::gfx942,
+                        search::Arch::gfx950}) {
+        for (std::int64_t M : {1, 8, 31, 64, 257, 1024, 4096, 16384}) {
+          moe::MoeShape shape;
+          shape.hidden = d.H;
+          shape.inter = d.I;
+          shape.experts = d.E;
+          shape.topk = d.topk;
+          shape.dtype = dtype;
+          shape.fp8_flavor = arch == search::Arch::gfx942 ? moe::Fp8Flavor::fnuz : moe::Fp8Flavor::ocp;
+          auto const defaults = search::default_config(shape, arch, M);
+          CAPTURE(moe::to_string(shape), search::to_string(arch), M, defaults.stage1.name(),
+                  defaults.stage2.name());
+          auto const r1 = search::check_config(defaults.stage1, arch, shape);
+          auto const r2 = search::check_config(defaults.stage2, arch, shape);
+          INFO("stage one: " << r1.value_or("valid") << "; stage two: " << r2.value_or("valid"));
+          REQUIRE_FALSE(r1);
+          REQUIRE_FALSE(r2);
+          CHECK(defaults.stage1.block_m == defaults.stage2.block_m);
+        }
+      }
+    }
+  }
+}
