@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
-#include "autotune/moe/parallel.hpp"
+#include "autotune/core/thread_pool.hpp"
 #include "autotune/moe/random.hpp"
 
 namespace moetune::moe {
