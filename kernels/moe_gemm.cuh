@@ -26,6 +26,21 @@ struct GemmArgs {
   i32 k_begin, k_end;  // K range of this CTA (split-K), multiples of 32
 };
 
+// The block's row table, in LDS after the A and C tiles: for each of the block_m rows of
+// sorted block `blk`, the source row of the gather — slot / divisor (stage one gathers token
+// rows of x: divisor topk; stage two gathers slot rows of h: divisor 1) — or -1 for padding.
+// Ends with a barrier, so every thread sees the whole table.
+template <class Cfg>
+MOETUNE_DEV i32* load_block_rows(u8* smem, const i32* sorted_slots, int blk, int n_slots, int divisor) {
+  i32* rows = reinterpret_cast<i32*>(smem + (Cfg::a_bytes > Cfg::c_bytes ? Cfg::a_bytes : Cfg::c_bytes));
+  for (int r = static_cast<int>(thread_x()); r < Cfg::block_m; r += Cfg::threads) {
+    int const s = sorted_slots[blk * Cfg::block_m + r];
+    rows[r] = (s >= 0 && s < n_slots) ? s / divisor : -1;
+  }
+  barrier();
+  return rows;
+}
+
 // Physical weight row of a virtual row of this CTA, or -1 when past the matrix.
 template <class Cfg>
 MOETUNE_DEV int weight_row(const GemmArgs& g, int v) {

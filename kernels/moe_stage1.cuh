@@ -25,16 +25,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   int const n_slots = M * topk;
 
   u8* smem = moetune_smem;
-  i32* row_slot = reinterpret_cast<i32*>(smem + (Cfg::a_bytes > Cfg::c_bytes ? Cfg::a_bytes : Cfg::c_bytes));
-  i32* row_tok = row_slot;  // the GEMM reads token rows; the epilogue recomputes slots
+  // The GEMM gathers token rows; the epilogue re-reads each row's slot from sorted_slots
+  // (cheap, cached).
+  i32* row_tok = load_block_rows<Cfg>(smem, sorted_slots, blk, n_slots, topk);
   int const tid = static_cast<int>(thread_x());
-  // Slots of this block. Tokens are stored for the gather, the slot is re-read in the
-  // epilogue from sorted_slots (cheap, cached).
-  for (int r = tid; r < Cfg::block_m; r += Cfg::threads) {
-    int const s = sorted_slots[blk * Cfg::block_m + r];
-    row_tok[r] = (s >= 0 && s < n_slots) ? s / topk : -1;
-  }
-  barrier();
 
   u64 const w_rows = 2ull * static_cast<u64>(I);
   u64 const w_elems = w_rows * static_cast<u64>(H);

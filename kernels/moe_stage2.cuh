@@ -31,13 +31,8 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   int const n_slots = M * topk;
 
   u8* smem = moetune_smem;
-  i32* row_slot = reinterpret_cast<i32*>(smem + (Cfg::a_bytes > Cfg::c_bytes ? Cfg::a_bytes : Cfg::c_bytes));
+  i32* row_slot = load_block_rows<Cfg>(smem, sorted_slots, blk, n_slots, 1);
   int const tid = static_cast<int>(thread_x());
-  for (int r = tid; r < Cfg::block_m; r += Cfg::threads) {
-    int const s = sorted_slots[blk * Cfg::block_m + r];
-    row_slot[r] = (s >= 0 && s < n_slots) ? s : -1;
-  }
-  barrier();
 
   // Split-K: whole block_k tiles per split.
   int const k_tiles = (I + Cfg::block_k - 1) / Cfg::block_k;
