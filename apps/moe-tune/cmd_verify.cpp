@@ -71,6 +71,15 @@ void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   nlohmann::json out = nlohmann::json::array();
   std::size_t failures = 0, passes = 0, pruned = 0;
+  // The JSON is rewritten (atomically) after every variant, so a sweep that is stopped part
+  // way keeps everything it decided.
+  auto const save = [&] {
+    if (opt.json_path.empty()) return;
+    nlohmann::json doc{{"device", device.info().name}, {"arch", device.info().arch},
+                       {"space", opt.space}, {"bucket_m", opt.m}, {"complete", false},
+                       {"variants", out}};
+    write_file_atomically(opt.json_path, doc.dump(2) + "\n");
+  };
 
   for (auto const& shape : opt.shape.shapes_for(arch)) {
     fmt::print("\n== {} on {}: H={} I={} E={} topk={}, bucket M={}\n", moe::to_string(shape.dtype),
@@ -125,13 +134,15 @@ void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
       out.push_back({{"variant", c.config.name()}, {"partner", other->name()},
                      {"dtype", std::string(moe::to_string(shape.dtype))},
                      {"outcome", ok ? "passed" : "wrong_result"}, {"checks", checks}});
+      save();
     }
   }
   fmt::print("\nverify: {} variants passed every gate, {} failed, {} pruned\n", passes, failures,
              pruned);
   if (!opt.json_path.empty()) {
     nlohmann::json doc{{"device", device.info().name}, {"arch", device.info().arch},
-                       {"space", opt.space}, {"bucket_m", opt.m}, {"variants", out}};
+                       {"space", opt.space}, {"bucket_m", opt.m}, {"complete", true},
+                       {"variants", out}};
     write_file_atomically(opt.json_path, doc.dump(2) + "\n");
   }
   exit_code = failures == 0 ? 0 : 1;
