@@ -1,4 +1,4 @@
-// `moe-tune bench`: run one configuration pair on the GPU for a shape and a list of M, check
+// `moe-tune bench`: run configuration pairs on the GPU for a shape and a list of M, check
 // it against the CPU reference, and print the time of the sort, each stage and the whole MoE,
 // the bytes that must move, achieved TB/s and TFLOP/s. A benchmark, not a test: it reports
 // figures and asserts nothing about speed.
@@ -27,7 +27,7 @@ namespace {
 struct BenchOptions {
   ShapeOptions shape;
   std::vector<std::int64_t> ms{8};
-  std::string config = "default";
+  std::vector<std::string> configs{"default"};
   std::string routing = "uniform";
   bool hot = false;
   int repeats = 16;
@@ -38,16 +38,16 @@ struct BenchOptions {
 };
 
 // The pair to run: "default" (the baseline heuristic for each M) or "STAGE1_NAME,STAGE2_NAME".
-search::DefaultConfigs configs_for(const BenchOptions& opt, const moe::MoeShape& shape,
+search::DefaultConfigs configs_for(const std::string& config, const moe::MoeShape& shape,
                                    search::Arch arch, std::int64_t M) {
-  if (opt.config == "default") return search::default_config(shape, arch, M);
-  auto const comma = opt.config.find(',');
+  if (config == "default") return search::default_config(shape, arch, M);
+  auto const comma = config.find(',');
   if (comma == std::string::npos) {
     throw Error(fmt::format("--config '{}': expected 'default' or 'STAGE1_NAME,STAGE2_NAME'",
-                            opt.config));
+                            config));
   }
-  return {search::parse_kernel_name(opt.config.substr(0, comma)),
-          search::parse_kernel_name(opt.config.substr(comma + 1))};
+  return {search::parse_kernel_name(config.substr(0, comma)),
+          search::parse_kernel_name(config.substr(comma + 1))};
 }
 
 // Weight copies so that one graph replay streams >= 4x L2 of weights (cold weights, as in
@@ -67,6 +67,72 @@ struct PartTimes {
   double sort = 0, stage1 = 0, stage2 = 0, total = 0;  // µs, medians
 };
 
+struct BenchContext {
+  const BenchOptions& opt;
+  const gpu::Device& device;
+  search::Arch arch;
+  exec::UnitCompiler& compiler;
+  exec::Verifier& verifier;
+  moe::RoutingSpec routing;
+};
+
+// One configuration pair at M tokens: the correctness check, then every part timed on graph
+// replays (interleaved, so drift hits all parts alike), medians printed; returns the JSON row.
+nlohmann::json bench_pair(const BenchContext& ctx, const search::DefaultConfigs& pair, std::int64_t M) {
+  auto const& opt = ctx.opt;
+  auto const check = ctx.verifier.check(pair.stage1, pair.stage2, M, ctx.routing);
+
+  // Timing inputs: seeded like the check; weights rotated through copies unless --hot.
+  auto shape = ctx.verifier.shape();
+  shape.tokens = M;
+  auto const x = moe::make_activations(shape, opt.seed + 17);
+  auto const routing = moe::make_routing(ctx.routing, M, shape.experts, shape.topk, opt.seed + 17);
+  exec::DeviceInputs inputs(ctx.device, shape, x, routing);
+  int const copies = weight_copies(opt, ctx.device, shape, routing,
+                                   ctx.verifier.device_weights().bytes_per_copy());
+  exec::DeviceWeights weights(ctx.device, shape, ctx.verifier.workload().w, copies);
+  exec::MoePipeline pipeline(ctx.device, ctx.arch, shape, M, pair.stage1,
+                             ctx.compiler.compile(pair.stage1).result, pair.stage2,
+                             ctx.compiler.compile(pair.stage2).result);
+  gpu::Stream stream(ctx.device);
+  pipeline.enqueue(inputs, weights, stream);  // stage two alone reads the slots and h of a run
+  stream.synchronize();
+
+  using exec::PipelinePart;
+  std::vector<PipelinePart> const parts{PipelinePart::sort, PipelinePart::stage1,
+                                        PipelinePart::stage2, PipelinePart::all};
+  std::vector<gpu::GraphExec> graphs;
+  for (auto part : parts) {
+    graphs.push_back(exec::capture_repeats(pipeline, inputs, weights, stream, part, opt.repeats));
+  }
+  exec::ReplayTimer timer(ctx.device);
+  for (int w = 0; w < 3; ++w) (void)timer.time_us(graphs.back(), stream, opt.repeats);  // warm-up
+  std::vector<std::vector<double>> samples(parts.size());
+  for (int s = 0; s < opt.samples; ++s) {
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      samples[p].push_back(timer.time_us(graphs[p], stream, opt.repeats));
+    }
+  }
+  PartTimes t;
+  t.sort = stats::exact_median(samples[0]);
+  t.stage1 = std::max(0.0, stats::exact_median(samples[1]) - t.sort);  // part 1 = sort + stage one
+  t.stage2 = stats::exact_median(samples[2]);
+  t.total = stats::exact_median(samples[3]);
+  auto const traffic = moe::moe_traffic(shape, moe::count_experts_touched(routing));
+  double const tbps = traffic.total() / (t.total * 1e-6) / 1e12;
+  double const tflops = moe::moe_flops(shape) / (t.total * 1e-6) / 1e12;
+  fmt::print("{:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.1f} {:>8.2f} {:>8.2f}  {} {}\n", M,
+             t.sort, t.stage1, t.stage2, t.total, traffic.total() / 1e6, tbps, tflops,
+             check.passed ? "PASS" : "FAIL", check.passed ? "" : check.detail);
+  return {{"dtype", std::string(moe::to_string(shape.dtype))}, {"hidden", shape.hidden},
+          {"inter", shape.inter}, {"experts", shape.experts}, {"topk", shape.topk}, {"M", M},
+          {"stage1_config", pair.stage1.name()}, {"stage2_config", pair.stage2.name()},
+          {"sort_us", t.sort}, {"stage1_us", t.stage1}, {"stage2_us", t.stage2},
+          {"total_us", t.total}, {"total_samples_us", samples[3]}, {"bytes", traffic.total()},
+          {"tb_per_s", tbps}, {"tflop_per_s", tflops}, {"weight_copies", copies},
+          {"correct", check.passed}, {"check", check.detail}, {"max_abs", check.max_abs}};
+}
+
 void run_bench(const BenchOptions& opt, int& exit_code) {
   auto const probe = gpu::probe_gpu();
   if (!probe.available) {
@@ -77,7 +143,6 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
   gpu::Device device(0);
   auto const arch = search::parse_arch(device.info().arch);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
-  auto const routing_spec = moe::parse_routing_spec(opt.routing);
   nlohmann::json json_rows = nlohmann::json::array();
   bool all_correct = true;
 
@@ -89,73 +154,29 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
                base.hidden, base.inter, base.experts, base.topk, moe::to_string(base.dtype),
                opt.routing, opt.hot ? "hot" : "cold (rotated)", opt.repeats, opt.samples);
     exec::Verifier verifier(device, compiler, base, opt.seed);
+    BenchContext const ctx{opt, device, arch, compiler, verifier,
+                           moe::parse_routing_spec(opt.routing)};
     fmt::print("{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  {}\n", "M", "sort us",
                "stage1 us", "stage2 us", "total us", "MB moved", "TB/s", "TFLOP/s",
                "correctness");
     for (auto const M : opt.ms) {
-      auto const configs = configs_for(opt, base, arch, M);
-      auto const check = verifier.check(configs.stage1, configs.stage2, M, routing_spec);
-      all_correct = all_correct && check.passed;
-
-      // Timing inputs: the same seeded routing as the check, weights rotated through copies.
-      auto shape = base;
-      shape.tokens = M;
-      auto const x = moe::make_activations(shape, opt.seed + 17);
-      auto const routing = moe::make_routing(routing_spec, M, shape.experts, shape.topk, opt.seed + 17);
-      exec::DeviceInputs inputs(device, shape, x, routing);
-      int const copies = weight_copies(opt, device, shape, routing,
-                                       verifier.device_weights().bytes_per_copy());
-      exec::DeviceWeights weights(device, shape, verifier.workload().w, copies);
-      exec::MoePipeline pipeline(device, arch, shape, M, configs.stage1,
-                                 compiler.compile(configs.stage1).result, configs.stage2,
-                                 compiler.compile(configs.stage2).result);
-      gpu::Stream stream(device);
-      // Stage two alone reads the slots and h of a full run.
-      pipeline.enqueue(inputs, weights, stream);
-      stream.synchronize();
-      using exec::PipelinePart;
-      auto g_sort = exec::capture_repeats(pipeline, inputs, weights, stream, PipelinePart::sort, opt.repeats);
-      auto g_s1 = exec::capture_repeats(pipeline, inputs, weights, stream, PipelinePart::stage1, opt.repeats);
-      auto g_s2 = exec::capture_repeats(pipeline, inputs, weights, stream, PipelinePart::stage2, opt.repeats);
-      auto g_all = exec::capture_repeats(pipeline, inputs, weights, stream, PipelinePart::all, opt.repeats);
-      exec::ReplayTimer timer(device);
-      std::vector<double> t_sort, t_s1, t_s2, t_all;
-      for (int w = 0; w < 3; ++w) (void)timer.time_us(g_all, stream, opt.repeats);  // warm-up
-      for (int s = 0; s < opt.samples; ++s) {
-        t_sort.push_back(timer.time_us(g_sort, stream, opt.repeats));
-        t_s1.push_back(timer.time_us(g_s1, stream, opt.repeats));
-        t_s2.push_back(timer.time_us(g_s2, stream, opt.repeats));
-        t_all.push_back(timer.time_us(g_all, stream, opt.repeats));
+      for (auto const& config : opt.configs) {
+        auto const pair = configs_for(config, base, arch, M);
+        if (opt.configs.size() > 1) {
+          fmt::print("{:>6}  {} + {}\n", "", pair.stage1.name(), pair.stage2.name());
+        }
+        auto row = bench_pair(ctx, pair, M);
+        all_correct = all_correct && row["correct"].get<bool>();
+        json_rows.push_back(std::move(row));
       }
-      PartTimes t;
-      t.sort = stats::exact_median(t_sort);
-      t.stage1 = std::max(0.0, stats::exact_median(t_s1) - t.sort);
-      t.stage2 = stats::exact_median(t_s2);
-      t.total = stats::exact_median(t_all);
-      auto const traffic = moe::moe_traffic(shape, moe::count_experts_touched(routing));
-      double const tbps = traffic.total() / (t.total * 1e-6) / 1e12;
-      double const tflops = moe::moe_flops(shape) / (t.total * 1e-6) / 1e12;
-      fmt::print("{:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.1f} {:>8.2f} {:>8.2f}  {} {}\n", M,
-                 t.sort, t.stage1, t.stage2, t.total, traffic.total() / 1e6, tbps, tflops,
-                 check.passed ? "PASS" : "FAIL", check.passed ? "" : check.detail);
-      json_rows.push_back({{"dtype", std::string(moe::to_string(base.dtype))},
-                           {"hidden", base.hidden}, {"inter", base.inter},
-                           {"experts", base.experts}, {"topk", base.topk}, {"M", M},
-                           {"stage1_config", configs.stage1.name()},
-                           {"stage2_config", configs.stage2.name()},
-                           {"sort_us", t.sort}, {"stage1_us", t.stage1}, {"stage2_us", t.stage2},
-                           {"total_us", t.total}, {"total_samples_us", t_all},
-                           {"bytes", traffic.total()}, {"tb_per_s", tbps},
-                           {"tflop_per_s", tflops}, {"weight_copies", copies},
-                           {"correct", check.passed}, {"check", check.detail},
-                           {"max_abs", check.max_abs}});
     }
   }
   if (!opt.json_path.empty()) {
     nlohmann::json out{{"device", device.info().name}, {"arch", device.info().arch},
-                       {"driver", device.info().driver_version}, {"compiler", compiler.compiler().identity()},
-                       {"routing", opt.routing}, {"hot", opt.hot}, {"repeats", opt.repeats},
-                       {"samples", opt.samples}, {"rows", json_rows}};
+                       {"driver", device.info().driver_version},
+                       {"compiler", compiler.compiler().identity()}, {"routing", opt.routing},
+                       {"hot", opt.hot}, {"repeats", opt.repeats}, {"samples", opt.samples},
+                       {"rows", json_rows}};
     write_file_atomically(opt.json_path, out.dump(2) + "\n");
   }
   exit_code = all_correct ? 0 : 1;
@@ -167,12 +188,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<BenchOptions>();
   opt->shape.dtypes = {"a16w4"};
   auto* cmd = app.add_subcommand(
-      "bench", "Time one configuration pair on the GPU (sort, stage one, stage two, total) and "
+      "bench", "Time configuration pairs on the GPU (sort, stage one, stage two, total) and "
                "check it against the CPU reference");
   opt->shape.add_to(*cmd);
   cmd->add_option("--m", opt->ms, "Token counts to run")->capture_default_str();
-  cmd->add_option("--config", opt->config,
-                  "'default' (the baseline heuristic) or 'STAGE1_NAME,STAGE2_NAME'")
+  cmd->add_option("--config", opt->configs,
+                  "Pairs to run, each 'default' (the baseline heuristic) or "
+                  "'STAGE1_NAME,STAGE2_NAME'")
       ->capture_default_str();
   cmd->add_option("--routing", opt->routing,
                   "uniform, round_robin, concentrated, zipf:S or file:PATH")
