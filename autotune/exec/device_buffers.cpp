@@ -1,5 +1,7 @@
 #include "autotune/exec/device_buffers.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
@@ -25,10 +27,17 @@ void upload_same_size(gpu::DeviceBuffer& buffer, const std::vector<T>& host, con
   if (!host.empty()) buffer.upload(host);
 }
 
+// Hashes a device buffer through one reusable host chunk: no multi-gigabyte allocation (and
+// its page faults) per digest of a DeepSeek layer's weights. The chunking is fixed, so equal
+// bytes always give equal digests.
 void hash_buffer(FastHash64& hash, const gpu::DeviceBuffer& b) {
-  if (b.empty()) return;
-  auto const bytes = b.download_as<std::byte>();
-  hash.update(bytes);
+  constexpr std::size_t chunk = std::size_t{64} << 20;
+  thread_local std::vector<std::byte> host(chunk);
+  for (std::size_t offset = 0; offset < b.size(); offset += chunk) {
+    std::span<std::byte> const part(host.data(), std::min(chunk, b.size() - offset));
+    b.download(part, offset);
+    hash.update(part);
+  }
 }
 
 }  // namespace

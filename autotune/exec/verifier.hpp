@@ -94,6 +94,9 @@ class Verifier {
   std::uint64_t m_seed;
   moe::Workload m_workload;  // weights fixed; shape.tokens, x and routing change per check
   DeviceWeights m_weights;
+  // Digest of the weights as uploaded. Every variant shares them, so one digest after each
+  // verification (compared with this) proves that no kernel wrote them.
+  std::string m_weights_digest;
   std::map<std::tuple<std::int64_t, std::string, std::uint64_t>, moe::ReferenceRows> m_references;
 };
 
