@@ -1,0 +1,477 @@
+#include "autotune/tune/bucket_tuner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "autotune/stats/order_statistics.hpp"
+
+namespace moetune::tune {
+
+Outcome BucketResult::outcome_of(const CandidateSlot& slot) const {
+  if (slot.pruned) return Outcome::pruned;
+  if (slot.is_baseline_pair || !slot.pair) return Outcome::not_significant;
+  return pairs.at(*slot.pair).outcome;
+}
+
+std::string BucketResult::reason_of(const CandidateSlot& slot) const {
+  if (slot.pruned) return *slot.pruned;
+  if (slot.is_baseline_pair || !slot.pair) {
+    return "its pipeline is the baseline configuration itself: nothing to gain";
+  }
+  return pairs.at(*slot.pair).reason;
+}
+
+const ConfirmAttempt* BucketResult::final_attempt() const {
+  return attempts.empty() ? nullptr : &attempts.back();
+}
+
+namespace {
+
+constexpr const char* kBaselineArm = "baseline";
+constexpr const char* kCandidateArm = "candidate";
+constexpr const char* kControlArm = "control";
+
+// The baseline itself failed: no honest comparison exists for this bucket. Every candidate
+// still open inherits the failure kind (it is what stopped its measurement), with a reason
+// that says the failure was the baseline's.
+struct BaselineFailure {
+  Outcome kind;
+  std::string message;
+};
+
+class BucketRun {
+ public:
+  BucketRun(const BucketPlan& bucket, Sampler& sampler, const ProtocolOptions& options,
+            const TuneHooks& hooks)
+      : m_bucket(bucket), m_sampler(sampler), m_opt(options), m_hooks(hooks) {}
+
+  BucketResult run() {
+    m_res.key = m_bucket.key;
+    m_res.line = m_bucket.line;
+    m_res.M = m_bucket.M;
+    m_res.shape = m_bucket.shape;
+    m_res.baseline = baseline_pair(m_bucket);
+    auto pairs = make_candidate_pairs(m_bucket);
+    m_res.slots = std::move(pairs.slots);
+    for (auto& p : pairs.pairs) {
+      PairRecord rec;
+      rec.pair = std::move(p);
+      m_res.pairs.push_back(std::move(rec));
+    }
+    m_open.assign(m_res.pairs.size(), true);
+
+    try {
+      m_sampler.begin_bucket(m_bucket);
+      check_baseline();
+      std::vector<std::size_t> alive = prepare_and_verify();
+      std::vector<std::size_t> finalists = screen(alive);
+      std::optional<std::size_t> winner = select(finalists);
+      if (winner) confirm(*winner);
+    } catch (const BaselineFailure& f) {
+      for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
+        if (is_open(i)) close(i, f.kind, "not measured: the baseline failed: " + f.message);
+      }
+      m_res.summary = "baseline failed: " + f.message;
+    }
+    if (m_res.summary.empty()) m_res.summary = "no pipeline was confirmed";
+    // Every pipeline must have its one outcome by now; an open one is a bug in this file.
+    for (std::size_t i = 0; i < m_open.size(); ++i) {
+      if (m_open[i]) {
+        throw std::logic_error("tune_bucket: " + m_res.pairs[i].pair.name() + " has no outcome");
+      }
+    }
+    return std::move(m_res);
+  }
+
+ private:
+  void log(const std::string& line) const {
+    if (m_hooks.log) m_hooks.log(line);
+  }
+  // A pair is open until it gets its final outcome, which it gets exactly once.
+  [[nodiscard]] bool is_open(std::size_t i) const { return m_open.at(i); }
+  void close(std::size_t i, Outcome outcome, std::string reason) {
+    if (!m_open.at(i)) throw std::logic_error("tune_bucket: a pair was given two outcomes");
+    m_open[i] = false;
+    m_res.pairs[i].outcome = outcome;
+    m_res.pairs[i].reason = std::move(reason);
+  }
+
+  void check_baseline() {
+    auto const prep = m_sampler.prepare(m_res.baseline);
+    if (!prep.ok()) throw BaselineFailure{prep.status, prep.detail};
+    auto const v = m_sampler.verify(m_res.baseline, m_res.baseline);
+    m_res.baseline_verification = v;
+    if (!v.passed) throw BaselineFailure{v.failure, "verification: " + v.detail};
+  }
+
+  // Correctness before timing: a pipeline that fails any gate is never timed.
+  std::vector<std::size_t> prepare_and_verify() {
+    std::vector<std::size_t> alive;
+    for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
+      auto& p = m_res.pairs[i];
+      auto const prep = m_sampler.prepare(p.pair);
+      if (!prep.ok()) {
+        close(i, prep.status, prep.detail);
+        continue;
+      }
+      auto v = m_sampler.verify(p.pair, m_res.baseline);
+      p.verification = v;
+      if (!v.passed) {
+        close(i, v.failure,
+              fmt::format("{} (max abs {:.3g}, max rel {:.3g})", v.detail, v.max_abs, v.max_rel));
+        continue;
+      }
+      alive.push_back(i);
+    }
+    log(fmt::format("token {}: {} pipelines, {} correct", m_res.key.token, m_res.pairs.size(),
+                    alive.size()));
+    return alive;
+  }
+
+  // Starts a block; a candidate that fails while being built is closed and the block is
+  // started again without it (fresh, as a block must be). A baseline failure ends the bucket.
+  void start_block(BlockSpec spec, std::map<std::string, std::size_t>& arm_pair) {
+    for (;;) {
+      try {
+        m_sampler.begin_block(spec);
+        return;
+      } catch (const SamplerError& e) {
+        auto const it = arm_pair.find(e.arm());
+        if (it == arm_pair.end()) throw BaselineFailure{e.kind(), e.what()};
+        close(it->second, e.kind(), e.what());
+        std::erase_if(spec.arms, [&](const Arm& a) { return a.label == e.arm(); });
+        arm_pair.erase(it);
+      }
+    }
+  }
+
+  // One sample of a candidate arm; a fault closes that candidate (nullopt).
+  std::optional<double> sample_candidate(const std::string& arm, std::size_t pair,
+                                         TimedUnit unit = TimedUnit::full) {
+    try {
+      return m_sampler.sample_us(arm, unit);
+    } catch (const SamplerError& e) {
+      close(pair, e.kind(), e.what());
+      return std::nullopt;
+    }
+  }
+  double sample_baseline(const std::string& arm) {
+    try {
+      return m_sampler.sample_us(arm, TimedUnit::full);
+    } catch (const SamplerError& e) {
+      throw BaselineFailure{e.kind(), e.what()};
+    }
+  }
+
+  // Interleaved rounds over the baseline and `members`; the start rotates every round so no
+  // arm always runs right after the same neighbour. Returns the baseline's samples.
+  std::vector<double> rounds(Phase phase, int index, const std::vector<std::size_t>& members,
+                             int count, std::vector<double> PairRecord::*store) {
+    BlockSpec spec;
+    spec.phase = phase;
+    spec.index = index;
+    spec.seed = block_seed(m_opt.seed, phase, 0, index);
+    spec.arms.push_back({kBaselineArm, m_res.baseline});
+    std::map<std::string, std::size_t> arm_pair;
+    for (auto i : members) {
+      spec.arms.push_back({m_res.pairs[i].pair.name(), m_res.pairs[i].pair});
+      arm_pair[m_res.pairs[i].pair.name()] = i;
+    }
+    start_block(spec, arm_pair);
+    std::vector<std::string> order{kBaselineArm};
+    for (auto const& [label, i] : arm_pair) order.push_back(label);
+    std::vector<double> base;
+    for (int r = 0; r < count; ++r) {
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        auto const& label = order[(k + static_cast<std::size_t>(r)) % order.size()];
+        if (label == kBaselineArm) {
+          base.push_back(sample_baseline(label));
+          continue;
+        }
+        auto const i = arm_pair.at(label);
+        if (!is_open(i)) continue;  // faulted earlier in this block
+        if (auto t = sample_candidate(label, i)) (m_res.pairs[i].*store).push_back(*t);
+      }
+    }
+    return base;
+  }
+
+  std::vector<std::size_t> screen(const std::vector<std::size_t>& alive) {
+    if (alive.empty()) return {};
+    int const per_block = std::max(1, m_opt.screen_block_size);
+    int block = 0;
+    for (std::size_t first = 0; first < alive.size(); first += per_block, ++block) {
+      std::vector<std::size_t> members(
+          alive.begin() + static_cast<std::ptrdiff_t>(first),
+          alive.begin() + static_cast<std::ptrdiff_t>(std::min(alive.size(), first + per_block)));
+      auto const base = rounds(Phase::screen, block, members, m_opt.screen_samples,
+                               &PairRecord::screen_us);
+      m_res.baseline_screen_us.insert(m_res.baseline_screen_us.end(), base.begin(), base.end());
+      // Scores relative to the baseline of the same block: screening blocks differ in
+      // placement, a ratio within a block does not carry that difference.
+      double const base_median = stats::exact_median(base);
+      for (auto i : members) {
+        auto& p = m_res.pairs[i];
+        if (is_open(i) && !p.screen_us.empty()) {
+          p.screen_score = stats::exact_median(p.screen_us) / base_median;
+        }
+      }
+    }
+    std::vector<std::size_t> ranked;
+    double best = 1.0;  // the baseline's own score
+    for (auto i : alive) {
+      if (is_open(i) && m_res.pairs[i].screen_score) {
+        ranked.push_back(i);
+        best = std::min(best, *m_res.pairs[i].screen_score);
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
+      return *m_res.pairs[a].screen_score < *m_res.pairs[b].screen_score;
+    });
+    std::vector<std::size_t> finalists;
+    for (std::size_t rank = 0; rank < ranked.size(); ++rank) {
+      auto& p = m_res.pairs[ranked[rank]];
+      double const score = *p.screen_score;
+      if (score > best * (1 + m_opt.screen_margin)) {
+        close(ranked[rank], Outcome::slower,
+              fmt::format("screen: {:.2f}% of the baseline's time, more than {:.1f}% slower than "
+                          "the best ({:.2f}%)",
+                          100 * score, 100 * m_opt.screen_margin, 100 * best));
+      } else if (static_cast<int>(finalists.size()) >= m_opt.finalists) {
+        close(ranked[rank], Outcome::slower,
+              fmt::format("screen: rank {} of {} ({:.2f}% of the baseline's time); only the top "
+                          "{} become finalists",
+                          rank + 1, ranked.size(), 100 * score, m_opt.finalists));
+      } else {
+        finalists.push_back(ranked[rank]);
+      }
+    }
+    log(fmt::format("token {}: screened {} pipelines, {} finalists", m_res.key.token,
+                    ranked.size(), finalists.size()));
+    return finalists;
+  }
+
+  std::optional<std::size_t> select(const std::vector<std::size_t>& finalists) {
+    if (finalists.empty()) {
+      m_res.summary = "no finalist survived verification and screening";
+      return std::nullopt;
+    }
+    m_res.baseline_select_us =
+        rounds(Phase::select, 0, finalists, m_opt.select_rounds, &PairRecord::select_us);
+    double const base = stats::exact_median(m_res.baseline_select_us);
+    m_res.baseline_select_median_us = base;
+    std::optional<std::size_t> best;
+    for (auto i : finalists) {
+      auto& p = m_res.pairs[i];
+      if (!is_open(i) || p.select_us.empty()) continue;
+      p.select_median_us = stats::exact_median(p.select_us);
+      if (!best || *p.select_median_us < *m_res.pairs[*best].select_median_us) best = i;
+    }
+    if (!best) {
+      m_res.summary = "every finalist failed during selection";
+      return std::nullopt;
+    }
+    double const win = *m_res.pairs[*best].select_median_us;
+    for (auto i : finalists) {
+      auto& p = m_res.pairs[i];
+      if (!is_open(i) || i == *best) continue;
+      close(i, Outcome::slower,
+            fmt::format("select: median {:.3f} us, behind {} at {:.3f} us", *p.select_median_us,
+                        m_res.pairs[*best].pair.name(), win));
+    }
+    if (!(win < base)) {
+      close(*best, Outcome::slower,
+            fmt::format("select: fastest finalist, but its median {:.3f} us is not below the "
+                        "baseline's {:.3f} us",
+                        win, base));
+      m_res.summary = "no finalist beat the baseline in selection";
+      return std::nullopt;
+    }
+    return best;
+  }
+
+  Manifest declare(std::size_t winner) const {
+    Manifest m;
+    m.bucket = m_res.key.describe();
+    m.token = m_res.key.token;
+    m.M = m_res.M;
+    m.baseline = m_res.baseline.name();
+    m.candidate = m_res.pairs[winner].pair.name();
+    m.gate = m_opt.gate;
+    m.blocks = m_opt.confirm_blocks;
+    m.pairs_per_block = m_opt.pairs_per_block;
+    m.pairs = m_opt.confirm_blocks * m_opt.pairs_per_block;
+    m.required_wins = stats::required_wins(m_opt.gate, m.pairs);
+    m.repeats = m_sampler.repeats();
+    m.max_remeasures = m_opt.control_remeasures;
+    m.order =
+        "pairs alternate across the whole confirmation: pair 0 baseline first, pair 1 candidate "
+        "first, ...; each comparison pair is followed by a control pair in the same order";
+    m.control =
+        "the baseline against a separately built instance of itself (own pipeline buffers, own "
+        "graph capture, same inputs and weights), in the same blocks as the comparison; it must "
+        "not pass the gate in either direction and |median| must stay under control_fraction x "
+        "threshold";
+    for (int a = 0; a <= m_opt.control_remeasures; ++a) {
+      std::vector<std::uint64_t> seeds;
+      for (int b = 0; b < m_opt.confirm_blocks; ++b) {
+        seeds.push_back(block_seed(m_opt.seed, Phase::confirm, a, b));
+      }
+      m.block_seeds.push_back(std::move(seeds));
+    }
+    m.false_qualification_rate = m_opt.false_qualification_rate;
+    return m;
+  }
+
+  // Times one pair of arms back to back in the given order. `other` is the candidate (a
+  // fault closes it and sets `failed`) or the control arm (a fault is the baseline's).
+  stats::PairedSample timed_pair(const std::string& base_arm, const std::string& other_arm,
+                                 bool baseline_first, int block, std::size_t winner,
+                                 bool other_is_candidate, bool& failed) {
+    stats::PairedSample s;
+    s.block = block;
+    s.baseline_first = baseline_first;
+    auto other = [&]() -> double {
+      if (other_is_candidate) {
+        auto t = sample_candidate(other_arm, winner);
+        if (!t) failed = true;
+        return t.value_or(0.0);
+      }
+      return sample_baseline(other_arm);  // the control arm is the baseline's code
+    };
+    if (baseline_first) {
+      s.baseline_us = sample_baseline(base_arm);
+      if (!failed) s.candidate_us = other();
+    } else {
+      s.candidate_us = other();
+      if (!failed) s.baseline_us = sample_baseline(base_arm);
+    }
+    return s;
+  }
+
+  void confirm(std::size_t winner) {
+    auto& w = m_res.pairs[winner];
+    m_res.winner = winner;
+    m_res.manifest = declare(winner);
+    // The declaration leaves this function before a single confirmation sample exists.
+    if (m_hooks.on_manifest) m_hooks.on_manifest(*m_res.manifest);
+
+    int const ppb = m_opt.pairs_per_block;
+    for (int a = 0; a <= m_opt.control_remeasures; ++a) {
+      ConfirmAttempt att;
+      att.attempt = a;
+      for (int b = 0; b < m_opt.confirm_blocks; ++b) {
+        BlockSpec spec;
+        spec.phase = Phase::confirm;
+        spec.attempt = a;
+        spec.index = b;
+        spec.seed = m_res.manifest->block_seeds.at(static_cast<std::size_t>(a))
+                        .at(static_cast<std::size_t>(b));
+        spec.arms = {{kBaselineArm, m_res.baseline}, {kCandidateArm, w.pair},
+                     {kControlArm, m_res.baseline}};
+        std::map<std::string, std::size_t> arm_pair{{kCandidateArm, winner}};
+        start_block(spec, arm_pair);
+        if (!is_open(winner)) return;  // the candidate could not be built in this block
+        for (int i = 0; i < ppb; ++i) {
+          bool const baseline_first = (b * ppb + i) % 2 == 0;
+          bool failed = false;
+          auto cmp = timed_pair(kBaselineArm, kCandidateArm, baseline_first, b, winner, true,
+                                failed);
+          if (failed) {
+            m_res.summary = "the confirmed pipeline failed while being timed";
+            return;
+          }
+          att.comparison.push_back(cmp);
+          att.control.push_back(
+              timed_pair(kBaselineArm, kControlArm, baseline_first, b, winner, false, failed));
+        }
+      }
+      att.comparison_summary = stats::summarize_pairs(att.comparison);
+      att.control_summary = stats::summarize_pairs(att.control);
+      att.gate = stats::apply_gate(m_opt.gate, att.comparison_summary);
+      att.control_verdict = stats::judge_control(m_opt.gate, att.control_summary);
+      bool const control_ok = att.control_verdict.passed;
+      log(fmt::format("token {}: confirmation attempt {}: median {:.3f}%, wins {}/{}, gate {}, "
+                      "control {}",
+                      m_res.key.token, a, 100 * att.comparison_summary.median_reduction,
+                      att.comparison_summary.wins, att.comparison_summary.pairs,
+                      att.gate.passed ? "passed" : "failed", control_ok ? "passed" : "FAILED"));
+      m_res.attempts.push_back(std::move(att));
+      if (control_ok) break;
+    }
+
+    auto const& last = m_res.attempts.back();
+    auto join = [](const std::vector<std::string>& reasons) {
+      std::string out;
+      for (auto const& r : reasons) out += (out.empty() ? "" : "; ") + r;
+      return out;
+    };
+    if (!last.control_verdict.passed) {
+      close(winner, Outcome::control_failed,
+            fmt::format("identical-kernel control failed in {} attempt(s): {}",
+                        m_res.attempts.size(), join(last.control_verdict.reasons)));
+      m_res.summary = "control failed: timing biased, no row";
+      return;
+    }
+    if (!last.gate.passed) {
+      close(winner, Outcome::not_significant, "gate: " + join(last.gate.reasons));
+      m_res.summary = "not significant under the predeclared gate";
+      return;
+    }
+    if (!measure_stage_times(winner)) return;
+    close(winner, Outcome::qualified, "gate: " + join(last.gate.reasons));
+    m_res.qualified = true;
+    m_res.summary = "qualified";
+  }
+
+  // us1 / us2 for the tuned row: each stage of the qualified pair timed alone on its own
+  // block (the gate judged the full MoE; these only fill AITER's columns).
+  bool measure_stage_times(std::size_t winner) {
+    BlockSpec spec;
+    spec.phase = Phase::stage_times;
+    spec.seed = block_seed(m_opt.seed, Phase::stage_times, 0, 0);
+    spec.arms = {{kCandidateArm, m_res.pairs[winner].pair}};
+    spec.units = {TimedUnit::stage1, TimedUnit::stage2};
+    std::map<std::string, std::size_t> arm_pair{{kCandidateArm, winner}};
+    start_block(spec, arm_pair);
+    if (!is_open(winner)) return false;
+    for (int s = 0; s < m_opt.stage_time_samples; ++s) {
+      auto t1 = sample_candidate(kCandidateArm, winner, TimedUnit::stage1);
+      auto t2 = t1 ? sample_candidate(kCandidateArm, winner, TimedUnit::stage2) : std::nullopt;
+      if (!t1 || !t2) {
+        m_res.summary = "the qualified pipeline failed while its stages were timed";
+        return false;
+      }
+      m_res.stage1_samples_us.push_back(*t1);
+      m_res.stage2_samples_us.push_back(*t2);
+    }
+    m_res.stage1_us = stats::exact_median(m_res.stage1_samples_us);
+    m_res.stage2_us = stats::exact_median(m_res.stage2_samples_us);
+    return true;
+  }
+
+  const BucketPlan& m_bucket;
+  Sampler& m_sampler;
+  const ProtocolOptions& m_opt;
+  const TuneHooks& m_hooks;
+  BucketResult m_res;
+  std::vector<bool> m_open;  // per pair: still without an outcome
+};
+
+}  // namespace
+
+BucketResult tune_bucket(const BucketPlan& bucket, Sampler& sampler,
+                         const ProtocolOptions& options, const TuneHooks& hooks) {
+  if (options.confirm_blocks < 1 || options.pairs_per_block < 1 || options.screen_samples < 1 ||
+      options.select_rounds < 1 || options.finalists < 1 || options.stage_time_samples < 1 ||
+      options.control_remeasures < 0) {
+    throw std::invalid_argument("tune_bucket: protocol counts must be positive");
+  }
+  return BucketRun(bucket, sampler, options, hooks).run();
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,94 @@
+#pragma once
+// The qualification protocol for one bucket (DESIGN.md §1 and §4), on any Sampler:
+//   prepare + verify every candidate pipeline (wrong results never reach timing)
+//   screen  : a few samples each, in blocks that always include the baseline; score =
+//             median / the baseline's median in the same block; drop those more than the
+//             margin slower than the best; keep the top K finalists
+//   select  : finalists and the baseline interleaved in rounds on their own block; the
+//             fastest finalist is the winner if it beats the baseline there
+//   manifest: declared and handed to hooks.on_manifest before any confirmation sample
+//   confirm : fresh blocks (default 4 x 8 pairs), alternating AB, BA, ...; in the same
+//             blocks the identical-kernel control (the baseline against a separately built
+//             instance of itself); the gate on the comparison, judge_control on the control;
+//             a failed control measures the bucket once more, a second failure is
+//             control_failed and no row
+//   stage times: us1 / us2 of the qualified pair, isolated, for the tuned row.
+// Every plan candidate ends in exactly one Outcome with a reason.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autotune/stats/gate.hpp"
+#include "autotune/stats/paired_comparison.hpp"
+#include "autotune/tune/candidate_pairs.hpp"
+#include "autotune/tune/manifest.hpp"
+#include "autotune/tune/outcome.hpp"
+#include "autotune/tune/protocol_options.hpp"
+#include "autotune/tune/sampler.hpp"
+#include "autotune/tune/tune_plan.hpp"
+
+namespace moetune::tune {
+
+struct PairRecord {
+  TunePair pair;
+  Outcome outcome = Outcome::slower;
+  std::string reason;
+  std::optional<Verification> verification;
+  std::vector<double> screen_us;                  // full-MoE samples
+  std::optional<double> screen_score;             // median / baseline median in its block
+  std::vector<double> select_us;
+  std::optional<double> select_median_us;
+};
+
+struct ConfirmAttempt {
+  int attempt = 0;
+  std::vector<stats::PairedSample> comparison;  // baseline vs candidate
+  std::vector<stats::PairedSample> control;     // baseline vs baseline (separately built)
+  stats::PairedSummary comparison_summary;
+  stats::PairedSummary control_summary;
+  stats::GateVerdict gate;
+  stats::ControlVerdict control_verdict;
+};
+
+struct BucketResult {
+  io::FmoeKey key;
+  std::int64_t line = 0;
+  std::int64_t M = 0;
+  moe::MoeShape shape;
+  TunePair baseline;
+  std::optional<Verification> baseline_verification;
+  std::vector<CandidateSlot> slots;  // one per plan candidate
+  std::vector<PairRecord> pairs;     // the timed pipelines the slots point at
+  std::vector<double> baseline_screen_us;  // all screening blocks, in order
+  std::vector<double> baseline_select_us;
+  std::optional<double> baseline_select_median_us;
+  std::optional<std::size_t> winner;  // index into pairs
+  std::optional<Manifest> manifest;
+  std::vector<ConfirmAttempt> attempts;
+  bool qualified = false;
+  std::optional<double> stage1_us, stage2_us;  // isolated medians of the qualified pair
+  std::vector<double> stage1_samples_us, stage2_samples_us;
+  std::string summary;  // one sentence: what happened to this bucket
+
+  // The outcome and reason of a plan candidate.
+  [[nodiscard]] Outcome outcome_of(const CandidateSlot& slot) const;
+  [[nodiscard]] std::string reason_of(const CandidateSlot& slot) const;
+  // The attempt whose figures count (the last one measured), if any.
+  [[nodiscard]] const ConfirmAttempt* final_attempt() const;
+};
+
+struct TuneHooks {
+  // Called once per bucket, after selection and before the first confirmation sample; the
+  // caller persists it (the manifest must exist before confirmation is measured).
+  std::function<void(const Manifest&)> on_manifest;
+  // Progress lines.
+  std::function<void(std::string_view)> log;
+};
+
+[[nodiscard]] BucketResult tune_bucket(const BucketPlan& bucket, Sampler& sampler,
+                                       const ProtocolOptions& options, const TuneHooks& hooks = {});
+
+}  // namespace moetune::tune

@@ -1,0 +1,73 @@
+#include "autotune/tune/candidate_pairs.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace moetune::tune {
+
+TunePair baseline_pair(const BucketPlan& bucket) {
+  return {bucket.baseline.stage1, bucket.baseline.stage2};
+}
+
+namespace {
+
+// The partner of a subject in `other_stage` at `block_m`: see the header for the rule.
+std::optional<search::KernelConfig> partner(const BucketPlan& bucket, int other_stage,
+                                            int block_m) {
+  search::KernelConfig preferred =
+      other_stage == 1 ? bucket.baseline.stage1 : bucket.baseline.stage2;
+  bool const same_block_m = preferred.block_m == block_m;
+  preferred.block_m = block_m;
+  if (same_block_m) return preferred;  // the baseline's own stage: compiled anyway
+  std::optional<search::KernelConfig> first;
+  for (auto const& c : bucket.candidates) {
+    if (c.pruned_reason || c.config.stage != other_stage || c.config.block_m != block_m) continue;
+    if (c.config == preferred) return c.config;
+    if (!first) first = c.config;
+  }
+  return first;
+}
+
+}  // namespace
+
+CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
+  CandidatePairs out;
+  TunePair const base = baseline_pair(bucket);
+  std::map<std::string, std::size_t> index;
+  for (auto const& c : bucket.candidates) {
+    CandidateSlot slot;
+    slot.stage = c.config.stage;
+    slot.config = c.config.name();
+    if (c.pruned_reason) {
+      slot.pruned = *c.pruned_reason;
+      out.slots.push_back(std::move(slot));
+      continue;
+    }
+    int const other = c.config.stage == 1 ? 2 : 1;
+    auto const p = partner(bucket, other, c.config.block_m);
+    if (!p) {
+      slot.pruned = fmt::format("no valid stage-{} configuration with block_m {} to pair with",
+                                other, c.config.block_m);
+      out.slots.push_back(std::move(slot));
+      continue;
+    }
+    TunePair pair = c.config.stage == 1 ? TunePair{c.config, *p} : TunePair{*p, c.config};
+    if (pair == base) {
+      slot.is_baseline_pair = true;
+      out.slots.push_back(std::move(slot));
+      continue;
+    }
+    auto const name = pair.name();
+    auto it = index.find(name);
+    if (it == index.end()) {
+      it = index.emplace(name, out.pairs.size()).first;
+      out.pairs.push_back(std::move(pair));
+    }
+    slot.pair = it->second;
+    out.slots.push_back(std::move(slot));
+  }
+  return out;
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,38 @@
+#pragma once
+// From a bucket's per-stage candidates to the (stage one, stage two) pipelines that are
+// timed. The full product is far too large to time (hundreds x hundreds), and the two stages
+// must share block_m, so each valid candidate is timed as the *subject* of one pipeline whose
+// other stage is its partner:
+//   the baseline's other stage with block_m set to the subject's, when that configuration is
+//   a valid candidate of the space (or is the baseline itself); otherwise the first valid
+//   candidate of the other stage with that block_m; otherwise there is no pipeline and the
+//   candidate is pruned with that reason.
+// Pipelines that come out identical are timed once; a pipeline equal to the baseline is not a
+// candidate at all (it cannot beat itself).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/tune/sampler.hpp"
+#include "autotune/tune/tune_plan.hpp"
+
+namespace moetune::tune {
+
+struct CandidateSlot {
+  int stage = 1;                       // the plan candidate's stage
+  std::string config;                  // its name
+  std::optional<std::string> pruned;   // set: never timed, with the reason
+  bool is_baseline_pair = false;       // its pipeline is the baseline itself
+  std::optional<std::size_t> pair;     // index into CandidatePairs::pairs
+};
+
+struct CandidatePairs {
+  std::vector<TunePair> pairs;       // distinct, none equal to the baseline
+  std::vector<CandidateSlot> slots;  // one per plan candidate, in plan order
+};
+
+[[nodiscard]] TunePair baseline_pair(const BucketPlan& bucket);
+[[nodiscard]] CandidatePairs make_candidate_pairs(const BucketPlan& bucket);
+
+}  // namespace moetune::tune

@@ -1,0 +1,202 @@
+#include "autotune/tune/gpu_sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+#include "autotune/moe/mx_formats.hpp"
+#include "autotune/moe/workload.hpp"
+
+namespace moetune::tune {
+
+GpuSampler::GpuSampler(const gpu::Device& device, search::Arch arch, exec::UnitCompiler& compiler,
+                       GpuSamplerOptions options)
+    : m_device(device),
+      m_arch(arch),
+      m_compiler(compiler),
+      m_opt(std::move(options)),
+      m_stream(device),
+      m_timer(device) {}
+
+GpuSampler::~GpuSampler() {
+  // Graphs and pipelines reference the block's buffers: release them first, then the rest.
+  m_arms.clear();
+}
+
+void GpuSampler::begin_bucket(const BucketPlan& bucket) {
+  m_arms.clear();
+  m_inputs.reset();
+  m_weights.reset();
+  m_M = bucket.M;
+  m_shape = bucket.shape;
+  m_shape.tokens = m_M;
+  // The Verifier holds the seeded weights (seconds to generate for DeepSeek shapes): keep it
+  // across buckets that differ only in M.
+  auto base = m_shape;
+  base.tokens = 1;
+  if (!m_verifier || [&] {
+        auto held = m_verifier->shape();
+        held.tokens = 1;
+        return !(held == base);
+      }()) {
+    m_verifier.reset();
+    m_verifier = std::make_unique<exec::Verifier>(m_device, m_compiler, base, m_opt.weight_seed);
+  }
+}
+
+std::unique_ptr<exec::MoePipeline> GpuSampler::make_pipeline(const TunePair& pair) {
+  auto const& u1 = m_compiler.compile(pair.stage1);
+  auto const& u2 = m_compiler.compile(pair.stage2);
+  return std::make_unique<exec::MoePipeline>(m_device, m_arch, m_shape, m_M, pair.stage1,
+                                             u1.result, pair.stage2, u2.result);
+}
+
+Preparation GpuSampler::prepare(const TunePair& pair) {
+  for (auto const* cfg : {&pair.stage1, &pair.stage2}) {
+    auto const& o = m_compiler.compile(*cfg);
+    if (o.status != jit::CompileStatus::ok) {
+      return {Outcome::compile_error,
+              fmt::format("{}: {}", cfg->name(), o.log_head.empty() ? o.result.log : o.log_head)};
+    }
+  }
+  try {
+    (void)make_pipeline(pair);  // loads both code objects and resolves every kernel
+  } catch (const std::exception& e) {
+    return {Outcome::launch_error, e.what()};
+  }
+  return {};
+}
+
+Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) {
+  Verification v;
+  try {
+    exec::VerifyOptions vo;
+    vo.bucket_ms = {m_M};
+    vo.tolerance = m_opt.tolerance;
+    auto const report = m_verifier->verify(pair.stage1, pair.stage2, vo);
+    v.passed = report.passed();
+    v.checks = static_cast<int>(report.checks.size());
+    v.max_abs = report.worst_max_abs;
+    v.max_rel = report.worst_max_rel;
+    if (auto const* f = report.first_failure()) {
+      v.detail = fmt::format("{}: {}", f->name, f->detail);
+      v.failure = Outcome::wrong_result;
+      // err columns are only written for passing pairs; a failure is marked as "all wrong"
+      // rather than guessed, since the Verifier does not count mismatching elements.
+      v.err1 = v.err2 = 1.0;
+      return v;
+    }
+    v.detail = fmt::format("{} checks passed", v.checks);
+    // Passing means every checked element is within tolerance: a mismatch rate of zero.
+    v.err1 = v.err2 = 0.0;
+    // How far tuning moved numerics: both pipelines on identical fresh inputs.
+    auto const y = m_verifier->run_once(pair.stage1, pair.stage2, m_M);
+    auto const y0 = m_verifier->run_once(baseline.stage1, baseline.stage2, m_M);
+    double worst = 0;
+    for (std::size_t i = 0; i < std::min(y.size(), y0.size()); ++i) {
+      double const d = std::fabs(static_cast<double>(moe::bf16_to_float(y[i])) -
+                                 static_cast<double>(moe::bf16_to_float(y0[i])));
+      worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+    }
+    v.max_abs_vs_baseline = worst;
+  } catch (const std::exception& e) {
+    v.passed = false;
+    v.failure = Outcome::launch_error;
+    v.detail = e.what();
+  }
+  return v;
+}
+
+int GpuSampler::weight_copies(const moe::Routing& routing) const {
+  if (m_opt.hot) return 1;
+  // Same rule as `bench`: one replay streams >= 4x L2 of weights, within a third of free memory.
+  double const touched =
+      moe::moe_traffic(m_shape, moe::count_experts_touched(routing)).weight_bytes;
+  double const want =
+      4.0 * static_cast<double>(m_device.info().l2_bytes) / std::max(touched, 1.0);
+  auto const per_copy = std::max<std::size_t>(m_verifier->device_weights().bytes_per_copy(), 1);
+  auto const budget = m_device.memory_info().free_bytes / 3 / per_copy;
+  return static_cast<int>(std::clamp<double>(std::ceil(want), 1.0,
+                                             std::max<double>(1.0, static_cast<double>(budget))));
+}
+
+void GpuSampler::begin_block(const BlockSpec& block) {
+  m_arms.clear();  // graphs and pipelines of the previous block
+  // New inputs and weights are allocated while the old ones still exist, so they cannot
+  // land on the same addresses: the point of a block is a new placement.
+  auto const x = moe::make_activations(m_shape, block.seed);
+  auto const routing =
+      moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
+  auto inputs = std::make_unique<exec::DeviceInputs>(m_device, m_shape, x, routing);
+  auto weights = std::make_unique<exec::DeviceWeights>(
+      m_device, m_shape, m_verifier->workload().w, weight_copies(routing));
+  m_inputs = std::move(inputs);
+  m_weights = std::move(weights);
+
+  auto wants = [&](TimedUnit u) {
+    return std::find(block.units.begin(), block.units.end(), u) != block.units.end();
+  };
+  using exec::PipelinePart;
+  for (auto const& arm : block.arms) {
+    try {
+      ArmState s;
+      s.label = arm.label;
+      s.pipeline = make_pipeline(arm.pair);
+      // A full run first: stage two alone reads the slots and h a full run leaves.
+      s.pipeline->enqueue(*m_inputs, *m_weights, m_stream);
+      m_stream.synchronize();
+      auto capture = [&](PipelinePart part) {
+        auto g = exec::capture_repeats(*s.pipeline, *m_inputs, *m_weights, m_stream, part,
+                                       m_opt.repeats);
+        for (int w = 0; w < m_opt.warmup_replays; ++w) (void)replay(g);
+        return g;
+      };
+      if (wants(TimedUnit::full)) s.full = capture(PipelinePart::all);
+      if (wants(TimedUnit::stage1)) {
+        s.sort = capture(PipelinePart::sort);
+        s.sort_stage1 = capture(PipelinePart::stage1);
+      }
+      if (wants(TimedUnit::stage2)) s.stage2 = capture(PipelinePart::stage2);
+      m_arms.push_back(std::move(s));
+    } catch (const SamplerError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw SamplerError(Outcome::launch_error, arm.label,
+                         fmt::format("{}: building for block {} failed: {}", arm.pair.name(),
+                                     block.index, e.what()));
+    }
+  }
+}
+
+double GpuSampler::replay(const gpu::GraphExec& graph) {
+  return m_timer.time_us(graph, m_stream, m_opt.repeats);
+}
+
+double GpuSampler::sample_us(std::string_view arm, TimedUnit unit) {
+  auto it = std::find_if(m_arms.begin(), m_arms.end(),
+                         [&](const ArmState& s) { return s.label == arm; });
+  if (it == m_arms.end()) throw Error(fmt::format("GpuSampler: no arm '{}' in this block", arm));
+  try {
+    switch (unit) {
+      case TimedUnit::full:
+        if (!it->full) break;
+        return replay(*it->full);
+      case TimedUnit::stage1:
+        if (!it->sort || !it->sort_stage1) break;
+        // Stage one alone = (sort + stage one) - sort, sampled back to back.
+        return std::max(0.0, replay(*it->sort_stage1) - replay(*it->sort));
+      case TimedUnit::stage2:
+        if (!it->stage2) break;
+        return replay(*it->stage2);
+    }
+  } catch (const std::exception& e) {
+    throw SamplerError(Outcome::launch_error, std::string(arm), e.what());
+  }
+  throw Error(fmt::format("GpuSampler: unit {} was not captured for arm '{}'", to_string(unit),
+                          arm));
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,82 @@
+#pragma once
+// The Sampler on a real GPU, built on autotune/exec. UNTESTED so far: it compiles here, but
+// this machine has no GPU; the first H200 run must exercise it (DESIGN.md §4 in practice).
+//
+// How it keeps the comparison honest:
+//  - in a block, every arm (baseline, candidate, control) reads the very same DeviceInputs
+//    and DeviceWeights; only the code and each arm's own pipeline scratch (sorted slots, h,
+//    partials, y) differ — the control is the baseline's code in a separately built pipeline
+//    with its own graph, exactly like the candidate;
+//  - begin_block allocates new inputs and weights (the new ones before the old are freed, so
+//    the allocator cannot hand back the same addresses) and builds and captures every arm
+//    anew: placement changes between blocks and becomes noise the paired statistics see;
+//  - a sample is one replay of a graph of R launches, timed with events, divided by R;
+//    weights rotate through copies totalling >= 4x L2 unless `hot`.
+// Limits: a kernel that hangs is not caught (no watchdog in-process: timeout is never
+// reported), and after a device fault the context is lost, so later samples fail too; the
+// worker-process isolation of DESIGN.md §7 belongs around this class.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/exec/device_buffers.hpp"
+#include "autotune/exec/moe_pipeline.hpp"
+#include "autotune/exec/replay_timer.hpp"
+#include "autotune/exec/unit_compiler.hpp"
+#include "autotune/exec/verifier.hpp"
+#include "autotune/gpu/gpu.hpp"
+#include "autotune/moe/routing.hpp"
+#include "autotune/tune/sampler.hpp"
+
+namespace moetune::tune {
+
+struct GpuSamplerOptions {
+  int repeats = 16;                 // launches per graph replay (R)
+  bool hot = false;                 // one weight copy (weights may stay in L2)
+  int warmup_replays = 3;           // per graph, after capture
+  moe::RoutingSpec routing;         // timing inputs' routing (uniform by default)
+  std::uint64_t weight_seed = 1;    // seeded synthetic weights (and verification inputs)
+  moe::Tolerance tolerance;         // atol = rtol = 0.02
+};
+
+class GpuSampler final : public Sampler {
+ public:
+  GpuSampler(const gpu::Device& device, search::Arch arch, exec::UnitCompiler& compiler,
+             GpuSamplerOptions options = {});
+  ~GpuSampler() override;
+
+  void begin_bucket(const BucketPlan& bucket) override;
+  [[nodiscard]] Preparation prepare(const TunePair& pair) override;
+  [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
+  void begin_block(const BlockSpec& block) override;
+  [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
+  [[nodiscard]] int repeats() const override { return m_opt.repeats; }
+
+ private:
+  struct ArmState {
+    std::string label;
+    std::unique_ptr<exec::MoePipeline> pipeline;
+    std::optional<gpu::GraphExec> full, sort, sort_stage1, stage2;
+  };
+  [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair);
+  [[nodiscard]] int weight_copies(const moe::Routing& routing) const;
+  [[nodiscard]] double replay(const gpu::GraphExec& graph);
+
+  const gpu::Device& m_device;
+  search::Arch m_arch;
+  exec::UnitCompiler& m_compiler;
+  GpuSamplerOptions m_opt;
+  moe::MoeShape m_shape;  // the bucket's, tokens = M
+  std::int64_t m_M = 0;
+  std::unique_ptr<exec::Verifier> m_verifier;  // per distinct shape (weights generated once)
+  gpu::Stream m_stream;
+  exec::ReplayTimer m_timer;
+  // Block state. Declared before m_arms so that graphs and pipelines go first on destruction.
+  std::unique_ptr<exec::DeviceInputs> m_inputs;
+  std::unique_ptr<exec::DeviceWeights> m_weights;
+  std::vector<ArmState> m_arms;
+};
+
+}  // namespace moetune::tune

@@ -1,0 +1,86 @@
+#include "autotune/tune/markdown_summary.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/stats/gate.hpp"
+
+namespace moetune::tune {
+
+namespace {
+
+std::string control_cell(const BucketResult& b) {
+  auto const* a = b.final_attempt();
+  if (!a) return "—";
+  double const m = 100 * std::fabs(a->control_summary.median_reduction);
+  if (a->control_verdict.passed) {
+    return fmt::format("pass (\\|median\\| {:.2f}%, {}/{}){}", m, a->control_summary.wins,
+                       a->control_summary.pairs,
+                       b.attempts.size() > 1 ? ", after one re-measure" : "");
+  }
+  return fmt::format("FAIL ×{} (\\|median\\| {:.2f}%, {}/{})", b.attempts.size(), m,
+                     a->control_summary.wins, a->control_summary.pairs);
+}
+
+std::string outcome_cell(const BucketResult& b) {
+  if (b.winner) {
+    auto const& w = b.pairs[*b.winner];
+    return fmt::format("{}: `{}` + `{}`", to_string(w.outcome), w.pair.stage1.name(),
+                       w.pair.stage2.name());
+  }
+  return b.summary;
+}
+
+}  // namespace
+
+std::string markdown_summary(std::span<const BucketResult> buckets, const ProtocolOptions& opt,
+                             const Provenance& prov) {
+  int const pairs = opt.confirm_blocks * opt.pairs_per_block;
+  std::string out = fmt::format(
+      "# moe-tune: {} on {} ({} CUs)\n\n"
+      "Gate, declared before confirmation: median paired reduction ≥ {:.2f}% and wins ≥ {}/{} "
+      "(the one-sided level of {}/{}){}. {} blocks × {} alternating pairs, fresh buffers and "
+      "graphs per block; identical-kernel control in the same blocks. ",
+      prov.sampler == "replay" ? "replayed samples (not a measurement)" : "tuning run",
+      prov.device.empty() ? prov.arch : prov.device, prov.cu_num, 100 * opt.gate.min_median_reduction,
+      stats::required_wins(opt.gate, pairs), pairs, opt.gate.reference_wins,
+      opt.gate.reference_pairs, opt.gate.require_every_block ? ", gain in every block" : "",
+      opt.confirm_blocks, opt.pairs_per_block);
+  out += opt.false_qualification_rate
+             ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}%.\n\n",
+                           100 * *opt.false_qualification_rate)
+             : std::string("False-qualification rate of this design: not calibrated.\n\n");
+  out += "The reduction is the median paired gain, so it need not equal the ratio of the two "
+         "median times.\n\n";
+  out += fmt::format(
+      "| bucket | actual M | baseline → tuned (µs) | median paired reduction | wins/{} | "
+      "control | sign-test p | outcome |\n",
+      pairs);
+  out += "|---:|---:|---|---:|---:|---|---:|---|\n";
+  for (auto const& b : buckets) {
+    auto const* a = b.final_attempt();
+    std::string times = "—", reduction = "—", wins = "—", p = "—";
+    if (a) {
+      auto const& s = a->comparison_summary;
+      times = fmt::format("{:.2f} → {:.2f}", s.baseline_median_us, s.candidate_median_us);
+      reduction = fmt::format("{:.2f}%", 100 * s.median_reduction);
+      wins = fmt::format("{}/{}", s.wins, s.pairs);
+      p = fmt::format("{:.2g}", s.sign_test_p);
+    } else if (b.baseline_select_median_us) {
+      times = fmt::format("{:.2f} → —", *b.baseline_select_median_us);
+    }
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", b.key.token, b.M, times,
+                       reduction, wins, control_cell(b), p, outcome_cell(b));
+  }
+  return out;
+}
+
+void write_markdown_summary(const std::filesystem::path& file,
+                            std::span<const BucketResult> buckets, const ProtocolOptions& options,
+                            const Provenance& provenance) {
+  write_file_atomically(file, markdown_summary(buckets, options, provenance));
+}
+
+}  // namespace moetune::tune

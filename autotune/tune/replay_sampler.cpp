@@ -1,0 +1,165 @@
+#include "autotune/tune/replay_sampler.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+
+namespace moetune::tune {
+
+namespace {
+
+Outcome outcome_field(const nlohmann::json& j, const char* key, Outcome fallback) {
+  if (!j.contains(key)) return fallback;
+  auto const text = j.at(key).get<std::string>();
+  auto const o = parse_outcome(text);
+  if (!o) throw Error(fmt::format("replay model: unknown outcome '{}' in '{}'", text, key));
+  return *o;
+}
+
+}  // namespace
+
+ReplayModel replay_model_from_json(const nlohmann::json& j) {
+  ReplayModel m;
+  m.seed = j.value("seed", m.seed);
+  m.repeats = j.value("repeats", m.repeats);
+  m.default_mean_us = j.value("default_mean_us", m.default_mean_us);
+  m.mean_us = j.value("mean_us", m.mean_us);
+  m.noise = j.value("noise", m.noise);
+  m.block_sd = j.value("block_sd", m.block_sd);
+  m.arm_bias = j.value("arm_bias", m.arm_bias);
+  m.stage1_fraction = j.value("stage1_fraction", m.stage1_fraction);
+  if (j.contains("confirm_block_bias")) {
+    for (auto const& [pair, blocks] : j.at("confirm_block_bias").items()) {
+      for (auto const& [index, bias] : blocks.items()) {
+        m.confirm_block_bias[pair][std::stoi(index)] = bias.get<double>();
+      }
+    }
+  }
+  if (j.contains("preparation")) {
+    for (auto const& [pair, p] : j.at("preparation").items()) {
+      m.preparation[pair] = {outcome_field(p, "status", Outcome::qualified),
+                             p.value("detail", std::string())};
+    }
+  }
+  if (j.contains("verification")) {
+    for (auto const& [pair, v] : j.at("verification").items()) {
+      Verification out;
+      out.passed = v.value("passed", true);
+      out.detail = v.value("detail", std::string());
+      out.max_abs = v.value("max_abs", 0.0);
+      out.max_rel = v.value("max_rel", 0.0);
+      out.err1 = v.value("err1", 0.0);
+      out.err2 = v.value("err2", 0.0);
+      out.max_abs_vs_baseline = v.value("max_abs_vs_baseline", 0.0);
+      out.failure = outcome_field(v, "failure", Outcome::wrong_result);
+      m.verification[pair] = out;
+    }
+  }
+  if (j.contains("sample_failure")) {
+    for (auto const& [pair, kind] : j.at("sample_failure").items()) {
+      auto const o = parse_outcome(kind.get<std::string>());
+      if (!o) throw Error(fmt::format("replay model: unknown outcome in sample_failure.{}", pair));
+      m.sample_failure[pair] = *o;
+    }
+  }
+  m.recorded = j.value("recorded", m.recorded);
+  return m;
+}
+
+ReplaySampler::ReplaySampler(ReplayModel model)
+    : m_model(std::move(model)), m_state(m_model.seed) {}
+
+double ReplaySampler::normal() {
+  // SplitMix64 for uniforms, Box-Muller for the normal: std::normal_distribution differs
+  // between standard libraries, and tests assert on concrete outcomes of a seed.
+  auto next = [this] {
+    std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (static_cast<double>(z >> 11) + 0.5) * (1.0 / 9007199254740992.0);  // (0, 1)
+  };
+  double const u1 = next();
+  double const u2 = next();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+void ReplaySampler::begin_bucket(const BucketPlan& bucket) {
+  m_log.push_back(fmt::format("begin_bucket token={}", bucket.key.token));
+  m_in_block = false;
+}
+
+Preparation ReplaySampler::prepare(const TunePair& pair) {
+  auto const name = pair.name();
+  m_log.push_back("prepare " + name);
+  auto const it = m_model.preparation.find(name);
+  return it == m_model.preparation.end() ? Preparation{} : it->second;
+}
+
+Verification ReplaySampler::verify(const TunePair& pair, const TunePair& /*baseline*/) {
+  auto const name = pair.name();
+  m_log.push_back("verify " + name);
+  auto const it = m_model.verification.find(name);
+  if (it != m_model.verification.end()) return it->second;
+  Verification v;
+  v.passed = true;
+  v.detail = "all checks passed (replay model)";
+  v.checks = 1;
+  return v;
+}
+
+void ReplaySampler::begin_block(const BlockSpec& block) {
+  std::string line = fmt::format("begin_block {} {} {}", to_string(block.phase), block.attempt,
+                                 block.index);
+  for (auto const& arm : block.arms) line += " " + arm.label + "=" + arm.pair.name();
+  m_log.push_back(std::move(line));
+  m_block = block;
+  m_in_block = true;
+  // Fresh placement for every arm of the new block.
+  m_block_offset.clear();
+  for (auto const& arm : block.arms) {
+    m_block_offset[arm.label] = m_model.block_sd * normal();
+  }
+}
+
+double ReplaySampler::sample_us(std::string_view arm_label, TimedUnit unit) {
+  std::string const label(arm_label);
+  m_log.push_back(fmt::format("sample {} {} {}", to_string(m_block.phase), label, to_string(unit)));
+  if (!m_in_block) throw Error("ReplaySampler: sample_us before begin_block");
+  const Arm* arm = nullptr;
+  for (auto const& a : m_block.arms) {
+    if (a.label == label) arm = &a;
+  }
+  if (!arm) throw Error(fmt::format("ReplaySampler: no arm '{}' in this block", label));
+  auto const name = arm->pair.name();
+  if (auto const f = m_model.sample_failure.find(name); f != m_model.sample_failure.end()) {
+    throw SamplerError(f->second, label, fmt::format("{}: {} (replay model)", name,
+                                                     to_string(f->second)));
+  }
+  auto const key = fmt::format("{}:{}", to_string(m_block.phase), label);
+  if (auto const r = m_model.recorded.find(key); r != m_model.recorded.end()) {
+    auto& pos = m_recorded_pos[key];
+    if (pos >= r->second.size()) {
+      throw Error(fmt::format("ReplaySampler: recorded samples for '{}' ran out", key));
+    }
+    return r->second[pos++];
+  }
+  auto const mean_it = m_model.mean_us.find(name);
+  double mean = mean_it == m_model.mean_us.end() ? m_model.default_mean_us : mean_it->second;
+  if (unit == TimedUnit::stage1) mean *= m_model.stage1_fraction;
+  if (unit == TimedUnit::stage2) mean *= 0.95 - m_model.stage1_fraction;
+  double rel = m_block_offset[label];
+  if (auto const b = m_model.arm_bias.find(label); b != m_model.arm_bias.end()) rel += b->second;
+  if (m_block.phase == Phase::confirm) {
+    if (auto const p = m_model.confirm_block_bias.find(name); p != m_model.confirm_block_bias.end()) {
+      if (auto const b = p->second.find(m_block.index); b != p->second.end()) rel += b->second;
+    }
+  }
+  rel += m_model.noise * normal();
+  return mean * (1.0 + rel);
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,74 @@
+#pragma once
+// A Sampler without a GPU: samples come from a seeded model of the timing (per-pipeline true
+// means, per-sample noise, per-block placement offsets, constant per-arm biases such as a
+// placement-biased control, per-block biases of one pipeline) or from recorded sequences.
+// CI runs the whole qualification protocol on it; every call is logged so tests can assert
+// on the order of events (e.g. the manifest precedes the first confirmation sample).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autotune/tune/sampler.hpp"
+
+namespace moetune::tune {
+
+struct ReplayModel {
+  std::uint64_t seed = 1;
+  int repeats = 16;
+  double default_mean_us = 100;          // pipelines not listed in mean_us
+  std::map<std::string, double> mean_us;  // by pair name: the true full-MoE time
+  double noise = 0.002;     // relative standard deviation of one sample
+  double block_sd = 0.0;    // relative sd of each arm's placement offset, fresh per block
+  // By arm label: a constant relative offset in every block (+0.02 = 2 % slower) — what a
+  // control built unlike the comparison would show.
+  std::map<std::string, double> arm_bias;
+  // By pair name, then confirmation block index: a relative offset in that block only
+  // (a pipeline faster on average but slower in one block).
+  std::map<std::string, std::map<int, double>> confirm_block_bias;
+  double stage1_fraction = 0.6;  // stage one's share of the full time (stage two: the rest
+                                 // minus 5 % for the sort, which neither isolated stage holds)
+  std::map<std::string, Preparation> preparation;    // by pair name; default: ready
+  std::map<std::string, Verification> verification;  // by pair name; default: passes
+  std::map<std::string, Outcome> sample_failure;     // by pair name: sample_us throws this
+  // By "PHASE:ARM" (e.g. "confirm:candidate"): recorded samples, served in order before the
+  // model is asked; running out is an error.
+  std::map<std::string, std::vector<double>> recorded;
+};
+
+// Reads a model from JSON: every field of ReplayModel under its own name; preparation and
+// verification entries as {"status": "compile_error", "detail": "..."} and
+// {"passed": false, "detail": "...", "max_abs": 0.5, "failure": "wrong_result"}.
+[[nodiscard]] ReplayModel replay_model_from_json(const nlohmann::json& json);
+
+class ReplaySampler final : public Sampler {
+ public:
+  explicit ReplaySampler(ReplayModel model);
+
+  void begin_bucket(const BucketPlan& bucket) override;
+  [[nodiscard]] Preparation prepare(const TunePair& pair) override;
+  [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
+  void begin_block(const BlockSpec& block) override;
+  [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
+  [[nodiscard]] int repeats() const override { return m_model.repeats; }
+
+  // "begin_bucket token=8", "prepare P", "verify P", "begin_block confirm 0 2 baseline=P ...",
+  // "sample confirm candidate full": one line per call, in call order.
+  [[nodiscard]] const std::vector<std::string>& log() const { return m_log; }
+  [[nodiscard]] ReplayModel& model() { return m_model; }
+
+ private:
+  double normal();  // standard normal, deterministic for a seed on every platform
+
+  ReplayModel m_model;
+  std::uint64_t m_state;
+  std::vector<std::string> m_log;
+  BlockSpec m_block;
+  bool m_in_block = false;
+  std::map<std::string, double> m_block_offset;  // by arm label, for the current block
+  std::map<std::string, std::size_t> m_recorded_pos;
+};
+
+}  // namespace moetune::tune

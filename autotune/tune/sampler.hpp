@@ -1,0 +1,117 @@
+#pragma once
+// What the qualification protocol needs from a measurement back end, and nothing more, so
+// the whole orchestration (screen, select, manifest, blocked confirmation with control, gate)
+// runs identically against the GPU (GpuSampler) and against recorded or synthetic samples
+// (ReplaySampler) in CI.
+//
+// The protocol drives a sampler like this, for one bucket:
+//   begin_bucket(bucket)
+//   prepare(pair), verify(pair, baseline)        per candidate, before any timing
+//   begin_block(spec)                            fresh buffers and fresh graph captures for
+//   sample_us(arm, unit) ...                     the arms named in spec, then samples
+//   begin_block(spec) ...
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autotune/search/kernel_config.hpp"
+#include "autotune/tune/outcome.hpp"
+#include "autotune/tune/tune_plan.hpp"
+
+namespace moetune::tune {
+
+// Stage one and stage two run as one pipeline: they share block_m (the sort granularity),
+// and the full-MoE time of the pair is what the gate judges.
+struct TunePair {
+  search::KernelConfig stage1;
+  search::KernelConfig stage2;
+  // "STAGE1_NAME+STAGE2_NAME": the identity of the pair in logs, models and reports.
+  [[nodiscard]] std::string name() const;
+  friend bool operator==(const TunePair&, const TunePair&) = default;
+};
+
+// One separately built instance of a pair inside a block: its own pipeline (scratch buffers)
+// and its own captured graph. Two arms may run the same pair — that is how the
+// identical-kernel control is built exactly like the comparison.
+struct Arm {
+  std::string label;  // unique within a block: "baseline", "candidate", "control", a pair name
+  TunePair pair;
+};
+
+// What one sample times: the full MoE (sort + stage one + stage two + any zeroing/reduce/
+// quantisation) or a stage in isolation (for the us1/us2 columns of a tuned row).
+enum class TimedUnit { full, stage1, stage2 };
+
+enum class Phase { screen, select, confirm, stage_times };
+[[nodiscard]] std::string_view to_string(Phase phase);
+[[nodiscard]] std::string_view to_string(TimedUnit unit);
+
+// A block: every arm gets freshly allocated buffers and freshly captured graphs, so memory
+// placement varies between blocks (noise the paired statistics can see) instead of being one
+// fixed bias for the whole comparison (DESIGN.md §4, item 2). All arms of a block read the
+// very same input and weight buffers; only the code (and each arm's own scratch) differs.
+struct BlockSpec {
+  Phase phase = Phase::confirm;
+  int attempt = 0;  // confirmation: 0, or 1 for the one re-measure after a failed control
+  int index = 0;    // block index within the phase (and attempt)
+  std::uint64_t seed = 0;  // inputs for this block
+  std::vector<Arm> arms;
+  std::vector<TimedUnit> units{TimedUnit::full};  // the units that will be sampled
+};
+
+// Compiling and loading a pair, before anything is verified or timed.
+struct Preparation {
+  Outcome status = Outcome::qualified;  // qualified = "ready"; else compile/launch/timeout
+  std::string detail;
+  [[nodiscard]] bool ok() const { return status == Outcome::qualified; }
+};
+
+// The correctness gates of DESIGN.md §2 for one pair, and how far it moved numerics.
+struct Verification {
+  bool passed = false;
+  std::string detail;         // the first failure, or a summary of what passed
+  int checks = 0;             // number of checks run
+  double max_abs = 0;         // worst against the reference
+  double max_rel = 0;
+  double err1 = 0;            // fraction of stage-one / stage-two outputs out of tolerance
+  double err2 = 0;            //   (the err1/err2 columns of a tuned row)
+  double max_abs_vs_baseline = 0;  // largest |y_pair - y_baseline| on identical inputs
+  Outcome failure = Outcome::wrong_result;  // when !passed: wrong_result, launch_error, timeout
+};
+
+// Thrown by sample_us/begin_block when a kernel faults or hangs: the protocol turns it into
+// the arm's outcome (launch_error or timeout) instead of aborting the run.
+class SamplerError : public std::runtime_error {
+ public:
+  SamplerError(Outcome kind, std::string arm, const std::string& message)
+      : std::runtime_error(message), m_kind(kind), m_arm(std::move(arm)) {}
+  [[nodiscard]] Outcome kind() const { return m_kind; }
+  [[nodiscard]] const std::string& arm() const { return m_arm; }
+
+ private:
+  Outcome m_kind;
+  std::string m_arm;
+};
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+
+  // All following calls concern this bucket (shape, M). Weights may be generated here.
+  virtual void begin_bucket(const BucketPlan& bucket) = 0;
+  // Compile and load; never throws for a candidate's own failure.
+  [[nodiscard]] virtual Preparation prepare(const TunePair& pair) = 0;
+  // The correctness gates for `pair`, plus its output's distance from `baseline`'s.
+  [[nodiscard]] virtual Verification verify(const TunePair& pair, const TunePair& baseline) = 0;
+  // Drops every previous block's buffers and graphs, allocates fresh inputs and weights,
+  // builds each arm and captures its graphs for the listed units.
+  virtual void begin_block(const BlockSpec& block) = 0;
+  // One sample: microseconds per launch of one replay of the arm's graph of R launches.
+  [[nodiscard]] virtual double sample_us(std::string_view arm, TimedUnit unit = TimedUnit::full) = 0;
+  // The launches per graph replay (R), for the manifest.
+  [[nodiscard]] virtual int repeats() const = 0;
+};
+
+}  // namespace moetune::tune

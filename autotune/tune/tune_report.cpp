@@ -1,0 +1,147 @@
+#include "autotune/tune/tune_report.hpp"
+
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/moe/moe_shape.hpp"
+
+namespace moetune::tune {
+
+namespace {
+
+nlohmann::json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json to_json(const Verification& v) {
+  return {{"passed", v.passed},   {"detail", v.detail},   {"checks", v.checks},
+          {"max_abs", v.max_abs}, {"max_rel", v.max_rel}, {"err1", v.err1},
+          {"err2", v.err2},       {"max_abs_vs_baseline", v.max_abs_vs_baseline},
+          {"failure", v.passed ? "" : std::string(to_string(v.failure))}};
+}
+
+nlohmann::json to_json(const stats::PairedSample& s) {
+  return {{"block", s.block},
+          {"baseline_first", s.baseline_first},
+          {"baseline_us", s.baseline_us},
+          {"candidate_us", s.candidate_us},
+          {"reduction", (s.baseline_us - s.candidate_us) / s.baseline_us}};
+}
+
+nlohmann::json to_json(const stats::PairedSummary& s) {
+  return {{"pairs", s.pairs},
+          {"wins", s.wins},
+          {"losses", s.losses},
+          {"median_reduction", s.median_reduction},
+          {"sign_test_p", s.sign_test_p},
+          {"baseline_median_us", s.baseline_median_us},
+          {"candidate_median_us", s.candidate_median_us},
+          {"block_median_reductions", s.block_median_reductions}};
+}
+
+nlohmann::json to_json(const ConfirmAttempt& a) {
+  nlohmann::json cmp = nlohmann::json::array(), ctl = nlohmann::json::array();
+  for (auto const& s : a.comparison) cmp.push_back(to_json(s));
+  for (auto const& s : a.control) ctl.push_back(to_json(s));
+  return {{"attempt", a.attempt},
+          {"comparison", {{"samples", cmp}, {"summary", to_json(a.comparison_summary)}}},
+          {"gate", {{"passed", a.gate.passed},
+                    {"required_wins", a.gate.required_wins},
+                    {"reasons", a.gate.reasons}}},
+          {"control", {{"samples", ctl},
+                       {"summary", to_json(a.control_summary)},
+                       {"passed", a.control_verdict.passed},
+                       {"reasons", a.control_verdict.reasons}}}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ProtocolOptions& o) {
+  return {{"screen_samples", o.screen_samples},
+          {"screen_margin", o.screen_margin},
+          {"screen_block_size", o.screen_block_size},
+          {"finalists", o.finalists},
+          {"select_rounds", o.select_rounds},
+          {"confirm_blocks", o.confirm_blocks},
+          {"pairs_per_block", o.pairs_per_block},
+          {"control_remeasures", o.control_remeasures},
+          {"stage_time_samples", o.stage_time_samples},
+          {"gate", to_json(o.gate)},
+          {"seed", o.seed},
+          {"false_qualification_rate", opt_json(o.false_qualification_rate)}};
+}
+
+nlohmann::json to_json(const BucketResult& b) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (auto const& slot : b.slots) {
+    candidates.push_back({{"stage", slot.stage},
+                          {"config", slot.config},
+                          {"pipeline", slot.pair ? nlohmann::json(b.pairs[*slot.pair].pair.name())
+                                                 : nlohmann::json()},
+                          {"outcome", std::string(to_string(b.outcome_of(slot)))},
+                          {"reason", b.reason_of(slot)}});
+  }
+  nlohmann::json pipelines = nlohmann::json::array();
+  for (auto const& p : b.pairs) {
+    pipelines.push_back({{"name", p.pair.name()},
+                         {"stage1", p.pair.stage1.name()},
+                         {"stage2", p.pair.stage2.name()},
+                         {"outcome", std::string(to_string(p.outcome))},
+                         {"reason", p.reason},
+                         {"verification", p.verification ? to_json(*p.verification)
+                                                         : nlohmann::json()},
+                         {"screen_us", p.screen_us},
+                         {"screen_score", opt_json(p.screen_score)},
+                         {"select_us", p.select_us},
+                         {"select_median_us", opt_json(p.select_median_us)}});
+  }
+  nlohmann::json attempts = nlohmann::json::array();
+  for (auto const& a : b.attempts) attempts.push_back(to_json(a));
+  auto shape = b.shape;
+  shape.tokens = b.M;
+  return {{"key", b.key.describe()},
+          {"token", b.key.token},
+          {"line", b.line},
+          {"M", b.M},
+          {"shape", moe::to_string(shape)},
+          {"baseline", b.baseline.name()},
+          {"baseline_verification", b.baseline_verification ? to_json(*b.baseline_verification)
+                                                            : nlohmann::json()},
+          {"baseline_screen_us", b.baseline_screen_us},
+          {"baseline_select_us", b.baseline_select_us},
+          {"winner", b.winner ? nlohmann::json(b.pairs[*b.winner].pair.name()) : nlohmann::json()},
+          {"manifest", b.manifest ? to_json(*b.manifest) : nlohmann::json()},
+          {"confirmation", attempts},
+          {"qualified", b.qualified},
+          {"stage1_us", opt_json(b.stage1_us)},
+          {"stage2_us", opt_json(b.stage2_us)},
+          {"stage1_samples_us", b.stage1_samples_us},
+          {"stage2_samples_us", b.stage2_samples_us},
+          {"summary", b.summary},
+          {"candidates", candidates},
+          {"pipelines", pipelines}};
+}
+
+nlohmann::json tune_report_json(std::span<const BucketResult> buckets,
+                                const ProtocolOptions& options, const Provenance& p) {
+  nlohmann::json list = nlohmann::json::array();
+  for (auto const& b : buckets) list.push_back(to_json(b));
+  return {{"provenance", {{"device", p.device},
+                          {"arch", p.arch},
+                          {"cu_num", p.cu_num},
+                          {"driver", p.driver},
+                          {"runtime_compiler", p.runtime_compiler},
+                          {"git_revision", p.git_revision},
+                          {"command", p.command},
+                          {"search_space", p.search_space},
+                          {"search_space_sha256", p.search_space_sha256},
+                          {"kernel_source_sha256", p.kernel_source_sha256},
+                          {"sampler", p.sampler}}},
+          {"protocol", to_json(options)},
+          {"buckets", list}};
+}
+
+void write_tune_report(const std::filesystem::path& file, std::span<const BucketResult> buckets,
+                       const ProtocolOptions& options, const Provenance& provenance) {
+  write_file_atomically(file, tune_report_json(buckets, options, provenance).dump(2) + "\n");
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,171 @@
+// Emission: tuned rows that validate and round-trip, the JSON report, the Markdown summary.
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "autotune/io/fmoe_table.hpp"
+#include "autotune/io/number_format.hpp"
+#include "autotune/io/validate.hpp"
+#include "autotune/tune/markdown_summary.hpp"
+#include "autotune/tune/tune_report.hpp"
+#include "autotune/tune/tuned_rows.hpp"
+#include "test/support/test_paths.hpp"
+#include "test/tune/tune_fixtures.hpp"
+
+using namespace moetune;
+using namespace moetune::tune;
+using moetune::test::make_bucket;
+using moetune::test::pipeline_name;
+using moetune::test::quiet_model;
+
+namespace {
+
+// Bucket 8 (M=6) qualifies with a 3 % faster stage one; bucket 16 (M=12) has a biased control.
+std::vector<BucketResult> run_two_buckets() {
+  std::vector<BucketResult> out;
+  {
+    auto const b = make_bucket(8, 6, 2);
+    auto model = quiet_model(11);
+    model.mean_us[pipeline_name(b, 0)] = 97.0;
+    ReplaySampler s(model);
+    out.push_back(tune_bucket(b, s, ProtocolOptions{}));
+  }
+  {
+    auto const b = make_bucket(16, 12, 2);
+    auto model = quiet_model(12);
+    model.mean_us[pipeline_name(b, 1)] = 96.0;
+    model.arm_bias["control"] = -0.03;
+    ReplaySampler s(model);
+    out.push_back(tune_bucket(b, s, ProtocolOptions{}));
+  }
+  return out;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Provenance provenance() {
+  Provenance p;
+  p.device = "replay";
+  p.arch = "sm_90";
+  p.cu_num = 132;
+  p.git_revision = "abc123";
+  p.command = "moe-tune tune -i shapes/x.csv";
+  p.sampler = "replay";
+  p.kernel_source_sha256["kernels/moe_stage1.cuh"] = std::string(64, 'a');
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[tune]") {
+  auto const buckets = run_two_buckets();
+  REQUIRE(buckets[0].qualified);
+  REQUIRE_FALSE(buckets[1].qualified);
+  auto const rows = tuned_rows(buckets, RowContext{"sm_90", 132});
+  REQUIRE(rows.size() == 1);  // the control-failed bucket has no row
+  auto const& row = rows[0];
+  auto const& t = row.tuned.value();
+  auto const& b = buckets[0];
+  auto const& pair = b.pairs[*b.winner].pair;
+  CHECK(row.key.gfx == "sm_90");
+  CHECK(row.key.cu_num == 132);
+  CHECK(row.key.token == 8);
+  CHECK(t.block_m == pair.stage1.block_m);
+  CHECK(t.block_m == pair.stage2.block_m);
+  CHECK(t.ksplit == 0);
+  CHECK(t.kernel_name1 == pair.stage1.name());
+  CHECK(t.kernel_name2 == pair.stage2.name());
+  CHECK(*t.us1 == io::python_round(*b.stage1_us, 4));
+  CHECK(*t.us == io::total_us(*t.us1, *t.us2));
+  CHECK(*t.us == Approx(97.0 * 0.95).epsilon(0.01));
+  CHECK(*t.tflops > 0);
+  CHECK(*t.bw > 0);
+
+  auto const dir = test::scratch_dir("tune_emit_rows");
+  auto const file = dir / "tuned_fmoe.csv";
+  CHECK(write_tuned_rows(file, rows) == 0);
+  auto const report = io::validate_files({file});
+  INFO(slurp(file));
+  CHECK(report.exit_code() == 0);
+  CHECK(report.error_count() == 0);
+  auto const text = slurp(file);
+  CHECK(text.find("," + pair.stage1.name() + ",0.0%,") != std::string::npos);
+  CHECK(text.find(",sm_90,") == std::string::npos);  // gfx is the first column
+  CHECK(text.rfind("sm_90,132,8,5120,640,384,6,", std::string::npos) != std::string::npos);
+
+  auto const table = io::read_fmoe_table(file);
+  REQUIRE(table.rows().size() == 1);
+  auto const& back = table.rows()[0];
+  CHECK(back.key == row.key);
+  CHECK(back.tuned.value() == t);
+  // Writing the same rows again replaces, never duplicates.
+  CHECK(write_tuned_rows(file, rows) == 1);
+  CHECK(io::read_fmoe_table(file).rows().size() == 1);
+}
+
+TEST_CASE("no qualified bucket: no file is written", "[tune]") {
+  auto const buckets = run_two_buckets();
+  auto const rows = tuned_rows(std::span(buckets).subspan(1), RowContext{"sm_90", 132});
+  CHECK(rows.empty());
+  auto const file = test::scratch_dir("tune_emit_none") / "tuned_fmoe.csv";
+  CHECK(write_tuned_rows(file, rows) == 0);
+  CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("the JSON report holds every outcome, sample, gate input and the manifest", "[tune]") {
+  auto const buckets = run_two_buckets();
+  ProtocolOptions opt;
+  auto const dir = test::scratch_dir("tune_emit_json");
+  write_tune_report(dir / "report.json", buckets, opt, provenance());
+  auto const j = nlohmann::json::parse(slurp(dir / "report.json"));
+  CHECK(j["provenance"]["git_revision"] == "abc123");
+  CHECK(j["provenance"]["cu_num"] == 132);
+  CHECK(j["protocol"]["confirm_blocks"] == 4);
+  REQUIRE(j["buckets"].size() == 2);
+  auto const& b0 = j["buckets"][0];
+  CHECK(b0["qualified"] == true);
+  REQUIRE(b0["candidates"].size() == 3);
+  CHECK(b0["candidates"][0]["outcome"] == "qualified");
+  CHECK(b0["candidates"][2]["outcome"] == "pruned");
+  CHECK(b0["pipelines"][0]["screen_us"].size() == 5);
+  CHECK(b0["pipelines"][0]["select_us"].size() == 9);
+  REQUIRE(b0["confirmation"].size() == 1);
+  CHECK(b0["confirmation"][0]["comparison"]["samples"].size() == 32);
+  CHECK(b0["confirmation"][0]["control"]["samples"].size() == 32);
+  CHECK(b0["confirmation"][0]["gate"]["required_wins"] == stats::required_wins(opt.gate, 32));
+  CHECK(b0["confirmation"][0]["control"]["passed"] == true);
+  CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
+  CHECK(b0["stage1_samples_us"].size() == 15);
+  auto const& b1 = j["buckets"][1];
+  CHECK(b1["qualified"] == false);
+  CHECK(b1["confirmation"].size() == 2);
+  CHECK(b1["confirmation"][1]["control"]["passed"] == false);
+  CHECK(b1["candidates"][1]["outcome"] == "control_failed");
+}
+
+TEST_CASE("the Markdown summary has one table line per bucket", "[tune]") {
+  auto const buckets = run_two_buckets();
+  auto const md = markdown_summary(buckets, ProtocolOptions{}, provenance());
+  std::istringstream in(md);
+  std::vector<std::string> table;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| ", 0) == 0) table.push_back(line);
+  }
+  REQUIRE(table.size() == 3);  // header + 2 buckets (the separator starts with "|-")
+  CHECK_THAT(table[0], Catch::Contains("baseline → tuned (µs)") && Catch::Contains("wins/32"));
+  CHECK_THAT(table[1], Catch::StartsWith("| 8 | 6 | "));
+  CHECK_THAT(table[1], Catch::Contains("/32 | pass") && Catch::Contains("qualified"));
+  auto const& s = buckets[0].attempts[0].comparison_summary;
+  CHECK_THAT(table[1], Catch::Contains(fmt::format("{:.2f} → {:.2f}", s.baseline_median_us,
+                                                   s.candidate_median_us)));
+  CHECK_THAT(table[2], Catch::StartsWith("| 16 | 12 | "));
+  CHECK_THAT(table[2], Catch::Contains("FAIL ×2") && Catch::Contains("control_failed"));
+  CHECK_THAT(md, Catch::Contains("not calibrated"));
+}

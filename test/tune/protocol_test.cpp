@@ -1,0 +1,306 @@
+// The qualification protocol on replayed samples: each scenario asserts the concrete outcome
+// of every candidate and the figures behind it.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "autotune/stats/gate.hpp"
+#include "test/tune/tune_fixtures.hpp"
+
+using namespace moetune;
+using namespace moetune::tune;
+using moetune::test::baseline_name;
+using moetune::test::count_prefix;
+using moetune::test::make_bucket;
+using moetune::test::pipeline_name;
+using moetune::test::quiet_model;
+
+namespace {
+
+const PairRecord& record(const BucketResult& r, const std::string& name) {
+  for (auto const& p : r.pairs) {
+    if (p.pair.name() == name) return p;
+  }
+  FAIL("no pipeline " << name);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("candidate pairs: stage-one variants pair with the baseline's stage two", "[tune]") {
+  auto const b = make_bucket(8, 6, 3);
+  auto const pairs = make_candidate_pairs(b);
+  REQUIRE(pairs.slots.size() == 4);
+  REQUIRE(pairs.pairs.size() == 3);
+  CHECK(pairs.pairs[0].stage2 == b.baseline.stage2);
+  CHECK(pairs.pairs[0].stage1.block_k == 128);
+  CHECK(pairs.slots[3].pruned.value() == "block_k must be a multiple of 32 and >= 128");
+  CHECK_FALSE(pairs.slots[3].pair.has_value());
+}
+
+TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", "[tune]") {
+  auto const b = make_bucket(8, 6, 3);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;   // 3 % faster
+  model.mean_us[pipeline_name(b, 1)] = 110.0;  // 10 % slower: beyond the screen margin
+  model.mean_us[pipeline_name(b, 2)] = 101.0;  // 1 % slower: finalist, loses selection
+  ReplaySampler sampler(model);
+  ProtocolOptions opt;
+  auto const r = tune_bucket(b, sampler, opt);
+
+  REQUIRE(r.qualified);
+  REQUIRE(r.winner.has_value());
+  CHECK(r.pairs[*r.winner].pair.name() == pipeline_name(b, 0));
+  CHECK(r.pairs[*r.winner].outcome == Outcome::qualified);
+  CHECK(record(r, pipeline_name(b, 1)).outcome == Outcome::slower);
+  CHECK_THAT(record(r, pipeline_name(b, 1)).reason, Catch::Contains("screen"));
+  CHECK(record(r, pipeline_name(b, 2)).outcome == Outcome::slower);
+  CHECK_THAT(record(r, pipeline_name(b, 2)).reason, Catch::Contains("select"));
+  // Every plan candidate has exactly one outcome, the pruned one with its rule.
+  REQUIRE(r.slots.size() == 4);
+  CHECK(r.outcome_of(r.slots[0]) == Outcome::qualified);
+  CHECK(r.outcome_of(r.slots[3]) == Outcome::pruned);
+  CHECK(r.reason_of(r.slots[3]) == "block_k must be a multiple of 32 and >= 128");
+
+  REQUIRE(r.attempts.size() == 1);
+  auto const& a = r.attempts[0];
+  CHECK(a.comparison.size() == 32);
+  CHECK(a.control.size() == 32);
+  CHECK(a.comparison_summary.wins == 32);
+  CHECK(a.comparison_summary.median_reduction == Approx(0.03).margin(0.002));
+  CHECK(a.comparison_summary.block_median_reductions.size() == 4);
+  CHECK(a.gate.passed);
+  CHECK(a.control_verdict.passed);
+  CHECK(std::fabs(a.control_summary.median_reduction) < 0.005);
+  // Alternating order across the whole confirmation.
+  CHECK(a.comparison[0].baseline_first);
+  CHECK_FALSE(a.comparison[1].baseline_first);
+  CHECK_FALSE(a.comparison[9].baseline_first);
+  CHECK(a.comparison[8].block == 1);
+  // Isolated stage times for the row.
+  REQUIRE(r.stage1_us.has_value());
+  CHECK(*r.stage1_us == Approx(97.0 * 0.6).epsilon(0.01));
+  CHECK(*r.stage2_us == Approx(97.0 * 0.35).epsilon(0.01));
+}
+
+TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 99.7;
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  REQUIRE(r.winner.has_value());
+  CHECK_FALSE(r.qualified);
+  auto const& w = r.pairs[*r.winner];
+  CHECK(w.outcome == Outcome::not_significant);
+  CHECK_THAT(w.reason, Catch::Contains("median paired reduction") && Catch::Contains("< 1.000%"));
+  REQUIRE(r.attempts.size() == 1);
+  CHECK(r.attempts[0].comparison_summary.median_reduction == Approx(0.003).margin(0.0015));
+  CHECK(r.attempts[0].control_verdict.passed);
+  CHECK_FALSE(r.stage1_us.has_value());
+}
+
+TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;  // wins screening and selection
+  // Confirmation from recorded samples: baseline 100 µs throughout; the candidate 97 µs in
+  // blocks 0, 1 and 3, and in block 2 alternately 99.9 and 100.1 (4 wins, 4 losses, block
+  // median exactly 0). Overall: median 3 %, 28 of 32 wins — only the every-block rule fails.
+  std::vector<double> cand;
+  for (int i = 0; i < 32; ++i) {
+    cand.push_back(i / 8 == 2 ? (i % 2 == 0 ? 99.9 : 100.1) : 97.0);
+  }
+  model.recorded["confirm:candidate"] = cand;
+  model.recorded["confirm:baseline"] = std::vector<double>(64, 100.0);
+  model.recorded["confirm:control"] = std::vector<double>(32, 100.0);
+  ReplaySampler sampler(model);
+  ProtocolOptions opt;
+  auto const r = tune_bucket(b, sampler, opt);
+  REQUIRE(r.attempts.size() == 1);
+  auto const& a = r.attempts[0];
+  CHECK(a.comparison_summary.wins == 28);
+  CHECK(a.comparison_summary.wins >= stats::required_wins(opt.gate, 32));
+  CHECK(a.comparison_summary.median_reduction == Approx(0.03));
+  CHECK(a.comparison_summary.block_median_reductions[2] == Approx(0.0).margin(1e-12));
+  CHECK_FALSE(a.gate.passed);
+  CHECK_FALSE(r.qualified);
+  auto const& w = r.pairs[*r.winner];
+  CHECK(w.outcome == Outcome::not_significant);
+  CHECK_THAT(w.reason, Catch::Contains("block 2 median reduction"));
+}
+
+TEST_CASE("a placement-biased control fails, is re-measured once, then control_failed",
+          "[tune]") {
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;  // would qualify with an honest control
+  model.arm_bias["control"] = 0.02;           // the control's own instance is 2 % slower
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  REQUIRE(r.attempts.size() == 2);  // the first measurement and exactly one re-measure
+  for (auto const& a : r.attempts) {
+    CHECK_FALSE(a.control_verdict.passed);
+    CHECK(a.control_summary.losses == 32);
+    CHECK(a.control_summary.median_reduction == Approx(-0.02).margin(0.003));
+  }
+  CHECK(r.attempts[1].attempt == 1);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 0") == 4);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 1") == 4);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm") == 8);
+  CHECK_FALSE(r.qualified);
+  CHECK(r.pairs[*r.winner].outcome == Outcome::control_failed);
+  CHECK_THAT(r.pairs[*r.winner].reason, Catch::Contains("2 attempt(s)"));
+  CHECK_FALSE(r.stage1_us.has_value());  // no row: no stage times measured for one
+  CHECK(count_prefix(sampler.log(), "begin_block stage_times") == 0);
+}
+
+TEST_CASE("a control that fails once and then passes allows the bucket to qualify", "[tune]") {
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;
+  // Recorded confirmation for both attempts (served in call order): the control is 2 %
+  // slower in every pair of attempt 0 and identical in attempt 1. The baseline arm is
+  // sampled twice per pair (comparison and control), 64 times per attempt.
+  std::vector<double> control(32, 102.0);
+  control.resize(64, 100.0);
+  model.recorded["confirm:control"] = control;
+  model.recorded["confirm:baseline"] = std::vector<double>(128, 100.0);
+  model.recorded["confirm:candidate"] = std::vector<double>(64, 97.0);
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  REQUIRE(r.attempts.size() == 2);
+  CHECK_FALSE(r.attempts[0].control_verdict.passed);
+  CHECK(r.attempts[0].control_summary.median_reduction == Approx(-0.02));
+  CHECK(r.attempts[1].control_verdict.passed);
+  CHECK(r.attempts[1].control_summary.median_reduction == 0.0);
+  CHECK(r.attempts[1].comparison_summary.median_reduction == Approx(0.03));
+  CHECK(r.qualified);
+  CHECK(r.pairs[*r.winner].outcome == Outcome::qualified);
+}
+
+TEST_CASE("wrong_result and compile_error candidates never reach timing", "[tune]") {
+  auto const b = make_bucket(8, 6, 3);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 90.0;  // would be by far the fastest
+  Verification bad;
+  bad.passed = false;
+  bad.detail = "M=33 uniform: 17 of 5120 elements out of tolerance";
+  bad.max_abs = 0.5;
+  bad.failure = Outcome::wrong_result;
+  model.verification[pipeline_name(b, 0)] = bad;
+  model.preparation[pipeline_name(b, 1)] = {Outcome::compile_error, "ptxas: too many resources"};
+  model.mean_us[pipeline_name(b, 2)] = 97.0;
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+
+  auto const& wrong = record(r, pipeline_name(b, 0));
+  CHECK(wrong.outcome == Outcome::wrong_result);
+  CHECK_THAT(wrong.reason, Catch::Contains("17 of 5120") && Catch::Contains("max abs 0.5"));
+  CHECK(record(r, pipeline_name(b, 1)).outcome == Outcome::compile_error);
+  CHECK(record(r, pipeline_name(b, 1)).reason == "ptxas: too many resources");
+  for (auto const& line : sampler.log()) {
+    bool const timing = line.rfind("begin_block", 0) == 0;
+    if (!timing) continue;
+    CHECK(line.find(pipeline_name(b, 0)) == std::string::npos);
+    CHECK(line.find(pipeline_name(b, 1)) == std::string::npos);
+  }
+  // The compile error is never verified either.
+  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 1)) == 0);
+  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 0)) == 1);
+  CHECK(r.qualified);
+  CHECK(r.pairs[*r.winner].pair.name() == pipeline_name(b, 2));
+}
+
+TEST_CASE("a launch error while timing costs that candidate only", "[tune]") {
+  auto const b = make_bucket(8, 6, 2);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;
+  model.sample_failure[pipeline_name(b, 1)] = Outcome::launch_error;
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  CHECK(record(r, pipeline_name(b, 1)).outcome == Outcome::launch_error);
+  CHECK(r.qualified);
+}
+
+TEST_CASE("the manifest is declared before the first confirmation sample", "[tune]") {
+  auto const b = make_bucket(8, 6, 2);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;
+  ReplaySampler sampler(model);
+  ProtocolOptions opt;
+  opt.seed = 42;
+  std::size_t manifest_at = 0;
+  int manifests = 0;
+  nlohmann::json declared;
+  TuneHooks hooks;
+  hooks.on_manifest = [&](const Manifest& m) {
+    ++manifests;
+    manifest_at = sampler.log().size();  // every call logged so far came before it
+    declared = nlohmann::json::parse(to_json(m).dump());  // serialisable as declared
+  };
+  auto const r = tune_bucket(b, sampler, opt, hooks);
+  REQUIRE(manifests == 1);
+  auto const& log = sampler.log();
+  auto const first_confirm = std::find_if(log.begin(), log.end(), [](const std::string& l) {
+    return l.rfind("sample confirm", 0) == 0 || l.rfind("begin_block confirm", 0) == 0;
+  });
+  REQUIRE(first_confirm != log.end());
+  CHECK(static_cast<std::size_t>(first_confirm - log.begin()) >= manifest_at);
+  // Selection happened before the declaration.
+  std::size_t last_select = 0;
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    if (log[i].rfind("sample select", 0) == 0) last_select = i;
+  }
+  CHECK(last_select < manifest_at);
+
+  CHECK(declared["candidate"] == pipeline_name(b, 0));
+  CHECK(declared["baseline"] == baseline_name(b));
+  CHECK(declared["pairs"] == 32);
+  CHECK(declared["blocks"] == 4);
+  CHECK(declared["pairs_per_block"] == 8);
+  CHECK(declared["required_wins"] == stats::required_wins(opt.gate, 32));
+  CHECK(declared["gate"]["min_median_reduction"] == 0.01);
+  CHECK(declared["repeats"] == 16);
+  REQUIRE(declared["block_seeds"].size() == 2);  // the re-measure's seeds are declared too
+  CHECK(declared["block_seeds"][1][3] == block_seed(42, Phase::confirm, 1, 3));
+  CHECK(declared["false_qualification_rate"].is_null());
+  // The declaration is what the result keeps.
+  CHECK(to_json(*r.manifest) == declared);
+}
+
+TEST_CASE("a bucket where nothing beats the baseline selects no winner", "[tune]") {
+  auto const b = make_bucket(8, 6, 2);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 102.0;
+  model.mean_us[pipeline_name(b, 1)] = 103.0;
+  ReplaySampler sampler(model);
+  int manifests = 0;
+  TuneHooks hooks;
+  hooks.on_manifest = [&](const Manifest&) { ++manifests; };
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{}, hooks);
+  CHECK_FALSE(r.winner.has_value());
+  CHECK(manifests == 0);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm") == 0);
+  CHECK(record(r, pipeline_name(b, 0)).outcome == Outcome::slower);
+  CHECK_THAT(record(r, pipeline_name(b, 0)).reason, Catch::Contains("not below the baseline"));
+  CHECK(record(r, pipeline_name(b, 1)).outcome == Outcome::slower);
+}
+
+TEST_CASE("replay model reads from JSON", "[tune]") {
+  auto const j = nlohmann::json::parse(R"({
+    "seed": 3, "noise": 0.001, "mean_us": {"p": 97.5}, "arm_bias": {"control": 0.02},
+    "confirm_block_bias": {"p": {"2": 0.05}},
+    "verification": {"q": {"passed": false, "detail": "NaN in y", "failure": "wrong_result"}},
+    "preparation": {"r": {"status": "timeout", "detail": "hung"}}
+  })");
+  auto const m = replay_model_from_json(j);
+  CHECK(m.seed == 3);
+  CHECK(m.mean_us.at("p") == 97.5);
+  CHECK(m.arm_bias.at("control") == 0.02);
+  CHECK(m.confirm_block_bias.at("p").at(2) == 0.05);
+  CHECK_FALSE(m.verification.at("q").passed);
+  CHECK(m.preparation.at("r").status == Outcome::timeout);
+  CHECK_THROWS(replay_model_from_json(nlohmann::json::parse(
+      R"({"preparation": {"r": {"status": "exploded"}}})")));
+}
