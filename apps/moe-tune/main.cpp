@@ -15,6 +15,7 @@
 int main(int argc, char** argv) {
   // Line-buffered even into a pipe or a file: a long run that is stopped keeps its progress.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  moetune::app::set_command_line(argc, argv);
   CLI::App app{
       "moe-tune: tunes two-stage fused MoE kernels (A16W4, A8W4, bf16) per shape, proves every "
       "finalist correct, and writes only rows that pass a predeclared paired-timing gate into "
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   moetune::app::add_validate_command(app, exit_code);
+  moetune::app::add_merge_command(app, exit_code);
   moetune::app::add_compile_command(app, exit_code);
   moetune::app::add_device_command(app, exit_code);
   moetune::app::add_tune_command(app, exit_code);
