@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autotune/moe/moe_shape.hpp"
@@ -39,6 +40,10 @@ struct SearchSpace {
 // Throws moetune::InputError naming the file and the JSON path ("$.stage1.block_m[2]") of
 // anything malformed, or the line and column of a JSON syntax error.
 [[nodiscard]] SearchSpace load_search_space(const std::filesystem::path& path);
+// The same from text already in memory; `path` names it in messages (and SearchSpace::source).
+// Exists so the parser can be tested and fuzzed without files.
+[[nodiscard]] SearchSpace parse_search_space(std::string_view text,
+                                             const std::filesystem::path& path);
 
 struct Candidate {
   KernelConfig config;

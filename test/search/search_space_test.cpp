@@ -193,3 +193,22 @@ TEST_CASE("the default configuration is valid for every arch and bucket", "[sear
     }
   }
 }
+
+TEST_CASE("parse_search_space reports a JSON number too large for any type as an input error",
+          "[search]") {
+  // Found by test/fuzz/fuzz_search_space: nlohmann throws out_of_range (not parse_error) for
+  // this, which used to escape the loader as an internal error.
+  try {
+    (void)parse_search_space(R"({"arch": 4444444444444444444e4444444444444444444})", "big.json");
+    FAIL("no error thrown");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "big.json");
+    CHECK(std::string(e.what()).find("number overflow") != std::string::npos);
+  }
+  // And the from-text entry point reads what the file loader reads.
+  auto const space = parse_search_space(
+      R"({"arch": "sm_90", "stage1": {"block_m": [16]}, "stage2": {"ksplit": [1, 2]}})", "t.json");
+  REQUIRE(space.arches.size() == 1);
+  CHECK(space.source == "t.json");
+  CHECK(space.arches[0].stage2[0].ksplit == std::vector<int>{1, 2});
+}
