@@ -50,19 +50,6 @@ search::DefaultConfigs configs_for(const std::string& config, const moe::MoeShap
           search::parse_kernel_name(config.substr(comma + 1))};
 }
 
-// Weight copies so that one graph replay streams >= 4x L2 of weights (cold weights, as in
-// serving) unless --hot; bounded by a third of free memory.
-int weight_copies(const BenchOptions& opt, const gpu::Device& device, const moe::MoeShape& shape,
-                  const moe::Routing& routing, std::size_t bytes_per_copy) {
-  if (opt.hot) return 1;
-  double const touched =
-      moe::moe_traffic(shape, moe::count_experts_touched(routing)).weight_bytes;
-  double const want = 4.0 * static_cast<double>(device.info().l2_bytes) / std::max(touched, 1.0);
-  auto const budget = device.memory_info().free_bytes / 3 / std::max<std::size_t>(bytes_per_copy, 1);
-  return static_cast<int>(std::clamp<double>(std::ceil(want), 1.0,
-                                             std::max<double>(1.0, static_cast<double>(budget))));
-}
-
 struct PartTimes {
   double sort = 0, stage1 = 0, stage2 = 0, total = 0;  // µs, medians
 };
@@ -88,8 +75,9 @@ nlohmann::json bench_pair(const BenchContext& ctx, const search::DefaultConfigs&
   auto const x = moe::make_activations(shape, opt.seed + 17);
   auto const routing = moe::make_routing(ctx.routing, M, shape.experts, shape.topk, opt.seed + 17);
   exec::DeviceInputs inputs(ctx.device, shape, x, routing);
-  int const copies = weight_copies(opt, ctx.device, shape, routing,
-                                   ctx.verifier.device_weights().bytes_per_copy());
+  int const copies = exec::cold_weight_copies(ctx.device, shape, routing,
+                                              ctx.verifier.device_weights().bytes_per_copy(),
+                                              opt.hot);
   exec::DeviceWeights weights(ctx.device, shape, ctx.verifier.workload().w, copies);
   exec::MoePipeline pipeline(ctx.device, ctx.arch, shape, M, pair.stage1,
                              ctx.compiler.compile(pair.stage1).result, pair.stage2,

@@ -1,6 +1,7 @@
 #include "autotune/exec/device_buffers.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,16 @@ std::string DeviceWeights::digest() const {
     hash_buffer(hash, w.w2_scales);
   }
   return fmt::format("{:016x}", hash.value());
+}
+
+int cold_weight_copies(const gpu::Device& device, const moe::MoeShape& shape,
+                       const moe::Routing& routing, std::size_t bytes_per_copy, bool hot) {
+  if (hot) return 1;
+  double const touched = moe::moe_traffic(shape, moe::count_experts_touched(routing)).weight_bytes;
+  double const want = 4.0 * static_cast<double>(device.info().l2_bytes) / std::max(touched, 1.0);
+  auto const budget = device.memory_info().free_bytes / 3 / std::max<std::size_t>(bytes_per_copy, 1);
+  return static_cast<int>(std::clamp<double>(std::ceil(want), 1.0,
+                                             std::max<double>(1.0, static_cast<double>(budget))));
 }
 
 DeviceInputs::DeviceInputs(const gpu::Device& device, const moe::MoeShape& shape,

@@ -32,6 +32,13 @@ class DeviceWeights {
   std::vector<WeightCopy> m_copies;
 };
 
+// How many weight copies make one timed replay cold: enough that the weights this routing
+// touches, rotated through the copies, stream at least 4x the L2 (in serving, the other layers
+// evict this layer's weights), bounded by a third of free device memory; 1 when `hot`.
+[[nodiscard]] int cold_weight_copies(const gpu::Device& device, const moe::MoeShape& shape,
+                                     const moe::Routing& routing, std::size_t bytes_per_copy,
+                                     bool hot);
+
 class DeviceInputs {
  public:
   // x and routing for workload.shape.tokens tokens.

@@ -110,19 +110,6 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
   return v;
 }
 
-int GpuSampler::weight_copies(const moe::Routing& routing) const {
-  if (m_opt.hot) return 1;
-  // Same rule as `bench`: one replay streams >= 4x L2 of weights, within a third of free memory.
-  double const touched =
-      moe::moe_traffic(m_shape, moe::count_experts_touched(routing)).weight_bytes;
-  double const want =
-      4.0 * static_cast<double>(m_device.info().l2_bytes) / std::max(touched, 1.0);
-  auto const per_copy = std::max<std::size_t>(m_verifier->device_weights().bytes_per_copy(), 1);
-  auto const budget = m_device.memory_info().free_bytes / 3 / per_copy;
-  return static_cast<int>(std::clamp<double>(std::ceil(want), 1.0,
-                                             std::max<double>(1.0, static_cast<double>(budget))));
-}
-
 void GpuSampler::begin_block(const BlockSpec& block) {
   m_arms.clear();  // graphs and pipelines of the previous block
   // New inputs and weights are allocated while the old ones still exist, so they cannot
@@ -132,7 +119,9 @@ void GpuSampler::begin_block(const BlockSpec& block) {
       moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
   auto inputs = std::make_unique<exec::DeviceInputs>(m_device, m_shape, x, routing);
   auto weights = std::make_unique<exec::DeviceWeights>(
-      m_device, m_shape, m_verifier->workload().w, weight_copies(routing));
+      m_device, m_shape, m_verifier->workload().w,
+      exec::cold_weight_copies(m_device, m_shape, routing,
+                               m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
   m_inputs = std::move(inputs);
   m_weights = std::move(weights);
 

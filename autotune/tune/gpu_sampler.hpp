@@ -61,7 +61,6 @@ class GpuSampler final : public Sampler {
     std::optional<gpu::GraphExec> full, sort, sort_stage1, stage2;
   };
   [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair);
-  [[nodiscard]] int weight_copies(const moe::Routing& routing) const;
   [[nodiscard]] double replay(const gpu::GraphExec& graph);
 
   const gpu::Device& m_device;
