@@ -3,33 +3,37 @@
 // through the cache; then, on a GPU of the planned arch, run the qualification protocol per
 // bucket (verify, screen, select, declare the manifest, confirm with the identical-kernel
 // control, gate) and write only qualified rows, with a JSON report and a Markdown summary.
-// Without a GPU it stops after compiling and says so.
+// Without a GPU it stops after compiling and says so — unless `--replay MODEL.json`: then a
+// ReplaySampler (synthetic samples from that model) drives the very same protocol loop, so CI
+// exercises planning, gating, outcomes and emission end to end. A replayed run is never a
+// measurement: its provenance says "replay", it needs an explicit -o and never writes under
+// results/.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/tune_protocol.hpp"
+#include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
+#include "autotune/core/sha256.hpp"
+#include "autotune/exec/unit_compiler.hpp"
 #include "autotune/gpu/availability.hpp"
 #include "autotune/gpu/gpu.hpp"
 #include "autotune/io/fmoe_table.hpp"
 #include "autotune/io/validate.hpp"
 #include "autotune/jit/compile_pool.hpp"
-#include "autotune/search/search_space.hpp"
-#include "autotune/core/atomic_file.hpp"
-#include "autotune/core/sha256.hpp"
-#include "autotune/exec/unit_compiler.hpp"
 #include "autotune/jit/embedded_kernels.hpp"
-#include "autotune/tune/bucket_tuner.hpp"
+#include "autotune/search/search_space.hpp"
 #include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/markdown_summary.hpp"
+#include "autotune/tune/replay_sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
-#include "autotune/tune/tune_report.hpp"
-#include "autotune/tune/tuned_rows.hpp"
 
 namespace moetune::app {
 
@@ -46,6 +50,7 @@ struct TuneOptions {
   std::string routing = "uniform";
   bool hot = false;
   std::uint64_t seed = 1;
+  std::string replay;  // replay model JSON: simulate the GPU (never a measurement)
 };
 
 // Defaults name files of the repository; let them work from any directory.
@@ -64,74 +69,94 @@ std::string stem_of(const std::filesystem::path& list) {
   return stem;
 }
 
-tune::Provenance provenance_for(const gpu::Device& device, const exec::UnitCompiler& compiler,
-                                const std::filesystem::path& space_path) {
+// What a run depends on besides the machine: the same for a measurement and a replay.
+tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
+                                   const std::filesystem::path& space_path) {
   tune::Provenance p;
-  p.device = device.info().name;
-  p.arch = device.info().arch;
-  p.cu_num = device.info().compute_units;
-  p.driver = device.info().driver_version;
   p.runtime_compiler = compiler.compiler().identity();
   p.git_revision = MOETUNE_GIT_REVISION;
   p.command = command_line();
   p.search_space = space_path.string();
   p.search_space_sha256 = sha256_hex(read_file(space_path));
   for (auto const& f : jit::embedded_kernel_files()) p.kernel_source_sha256[f.name] = sha256_hex(f.text);
-  p.sampler = "gpu";
   return p;
 }
 
-// The qualification protocol over every planned bucket, on the GPU in hand.
-void run_protocol(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
-                  const std::filesystem::path& space_path, const std::filesystem::path& input,
-                  const tune::TunePlan& plan, int& exit_code) {
+// A measurement on the GPU in hand: defaults under results/<arch>/.
+void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
+             const std::filesystem::path& space_path, const std::filesystem::path& input,
+             const tune::TunePlan& plan) {
   auto const stem = stem_of(input);
   std::filesystem::path const results = std::filesystem::path("results") / device.info().arch;
-  std::filesystem::path const output =
-      opt.output.empty() ? results / (stem + ".csv") : std::filesystem::path(opt.output);
-  std::filesystem::path const report_dir =
-      opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
-  std::filesystem::create_directories(report_dir);
-  if (output.has_parent_path()) std::filesystem::create_directories(output.parent_path());
-
+  ProtocolRun run;
+  run.output = opt.output.empty() ? results / (stem + ".csv") : std::filesystem::path(opt.output);
+  run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
+  run.protocol.seed = opt.seed;
+  run.provenance = common_provenance(compiler, space_path);
+  run.provenance.device = device.info().name;
+  run.provenance.arch = device.info().arch;
+  run.provenance.cu_num = device.info().compute_units;
+  run.provenance.driver = device.info().driver_version;
+  run.provenance.sampler = "gpu";
+  run.rows = {device.info().arch, device.info().compute_units};
+
   tune::GpuSamplerOptions sampler_options;
   sampler_options.hot = opt.hot;
   sampler_options.routing = moe::parse_routing_spec(opt.routing);
   sampler_options.weight_seed = opt.seed;
   tune::GpuSampler sampler(device, arch, compiler, sampler_options);
-  tune::ProtocolOptions protocol;
-  protocol.seed = opt.seed;
-  auto const provenance = provenance_for(device, compiler, space_path);
+  run_protocol(plan, sampler, run);
+}
 
-  std::vector<tune::BucketResult> results_so_far;
-  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
-    auto const& bucket = plan.buckets[i];
-    fmt::print("\n[{}/{}] bucket token={} at M={} (line {})\n", i + 1, plan.buckets.size(),
-               bucket.key.token, bucket.M, bucket.line);
-    tune::TuneHooks hooks;
-    hooks.on_manifest = [&](const tune::Manifest& manifest) {
-      // Declared, and on disk, before the first confirmation sample.
-      write_file_atomically(report_dir / fmt::format("manifest_line{}.json", bucket.line),
-                            tune::to_json(manifest).dump(2) + "\n");
-    };
-    hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
-    results_so_far.push_back(tune::tune_bucket(bucket, sampler, protocol, hooks));
-    fmt::print("  => {}\n", results_so_far.back().summary);
-    // Reports are rewritten after every bucket, so an interrupted run keeps what it decided.
-    tune::write_tune_report(report_dir / "report.json", results_so_far, protocol, provenance);
-    tune::write_markdown_summary(report_dir / "summary.md", results_so_far, protocol, provenance);
+// A replay: samples from the model, outputs next to the explicit -o, never under results/.
+void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
+            const std::filesystem::path& space_path, const tune::TunePlan& plan) {
+  auto const model_path = locate(opt.replay);
+  tune::ReplayModel model;
+  // The rows need a positive cu_num to be valid AITER rows; the model may name the machine it
+  // simulates, else 132 (the SM count of H100/H200 SXM, the sm_90 parts we tune for).
+  std::int64_t cu_num = 132;
+  try {
+    auto const model_json = nlohmann::json::parse(read_file(model_path));
+    model = tune::replay_model_from_json(model_json);
+    cu_num = model_json.value("cu_num", cu_num);
+  } catch (const nlohmann::json::exception& e) {
+    // A malformed model is the user's file, not an internal error: name it.
+    throw Error(fmt::format("{}: not a replay model: {}", model_path.string(), e.what()));
   }
-  auto const rows = tune::tuned_rows(results_so_far, {device.info().arch, device.info().compute_units});
-  auto const written = tune::write_tuned_rows(output, rows);
-  fmt::print("\n{} of {} buckets qualified; {} rows written to {}; report {}\n", rows.size(),
-             plan.buckets.size(), written, written ? output.string() : "(nothing)",
-             (report_dir / "report.json").string());
-  exit_code = 0;
+  ProtocolRun run;
+  run.output = opt.output;
+  run.report_dir = opt.report_dir.empty()
+                       ? run.output.parent_path() / (run.output.stem().string() + "_replay_report")
+                       : std::filesystem::path(opt.report_dir);
+  run.protocol.seed = opt.seed;
+  // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
+  // still goes into the provenance, as the compile step above used it.
+  run.provenance = common_provenance(exec::UnitCompiler(arch, opt.cache_dir), space_path);
+  run.provenance.device = "replay of " + model_path.string();
+  run.provenance.arch = arch_name;
+  if (cu_num <= 0) throw Error(fmt::format("{}: cu_num must be positive", model_path.string()));
+  run.provenance.cu_num = cu_num;
+  run.provenance.driver = "none (replay)";
+  run.provenance.sampler = "replay";
+  run.rows = {arch_name, run.provenance.cu_num};
+
+  tune::ReplaySampler sampler(std::move(model));
+  run_protocol(plan, sampler, run);
 }
 
 void run_tune(const TuneOptions& opt, int& exit_code) {
-  auto const gpu_state = gpu::probe_gpu();
+  bool const replaying = !opt.replay.empty();
+  if (replaying && opt.output.empty()) {
+    // Simulated rows must never land where measured ones are looked for by default.
+    throw CLI::ValidationError(
+        "--replay", "a replayed run writes simulated rows, never a measurement: name its "
+                    "output explicitly with -o FILE (nothing under results/ is written)");
+  }
+  // A replay needs no GPU, so none is probed: its arch is the one asked for, else sm_90.
+  auto const gpu_state =
+      replaying ? gpu::GpuAvailability{false, "not probed (--replay)", 0} : gpu::probe_gpu();
   std::string arch_name = opt.arch;
   if (arch_name.empty()) {
     if (gpu_state.available) {
@@ -188,7 +213,12 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     }
   }
 
-  // 4. Measurement needs a GPU of the planned arch.
+  // 4. Replay, or measurement on a GPU of the planned arch.
+  if (replaying) {
+    replay(opt, arch_name, arch, space_path, plan);
+    exit_code = failed == 0 ? 0 : 1;
+    return;
+  }
   if (!gpu_state.available) {
     fmt::print(
         "\nno usable GPU: {}.\nDone without one: the list was checked, {} buckets planned ({} "
@@ -204,7 +234,8 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw Error(fmt::format("planned for {} but the GPU is {} ({}): timing needs the planned arch",
                             arch_name, device.info().name, device.info().arch));
   }
-  run_protocol(opt, device, arch, space_path, input, plan, exit_code);
+  measure(opt, device, arch, space_path, input, plan);
+  exit_code = 0;
 }
 
 }  // namespace
@@ -232,6 +263,10 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
   cmd->add_option("--seed", opt->seed, "Seed of weights, inputs and block order")
       ->capture_default_str();
+  cmd->add_option("--replay", opt->replay,
+                  "Run the protocol without a GPU on samples from this replay model (JSON, see "
+                  "docs/tuning.md); needs -o, reports go to <-o stem>_replay_report/ unless "
+                  "--report; a replayed run is never a measurement");
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });
 }
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# End-to-end check of `moe-tune tune --replay` through the real binary, without a GPU: plan,
+# compile (search_spaces/ci.json, so it stays quick), the whole qualification protocol on
+# replayed samples, and emission. The model (replay_model_small.json) makes the token-16
+# bucket of replay_untuned_small.csv qualify and the token-64 bucket not, so "only qualified
+# rows" is a real check. Usage: cli_tune_replay_test.sh MOE_TUNE SOURCE_DIR
+set -u
+moe_tune=$1 source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+model=$source_dir/test/apps/replay_model_small.json
+list=$source_dir/test/apps/replay_untuned_small.csv
+space=$source_dir/search_spaces/ci.json
+buckets=$(($(wc -l <"$list") - 1))  # data rows of the untuned list: one bucket each
+
+# Run from $work so that a default written under results/ (which a replay must never do)
+# would be seen below.
+cd "$work" || exit 1
+"$moe_tune" tune --replay "$model" -o "$work/t.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 >"$work/out.txt" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  fail "tune --replay exited $rc"; tail -20 "$work/out.txt"
+else
+  ok "tune --replay -> 0"
+fi
+
+report_dir=$work/t_replay_report
+report=$report_dir/report.json
+[[ -e $work/results ]] && fail "a replayed run wrote under results/"
+[[ -f $report ]] || fail "no $report (the default report dir is <-o stem>_replay_report/)"
+
+# The tuned CSV: present, valid, and exactly the qualified buckets' rows.
+if [[ -f $work/t.csv ]]; then
+  if "$moe_tune" validate "$work/t.csv" >"$work/validate.txt" 2>&1; then
+    ok "validate accepts t.csv"
+  else
+    fail "validate rejects t.csv"; cat "$work/validate.txt"
+  fi
+  rows=$(($(wc -l <"$work/t.csv") - 1))
+  qualified=$(grep -c '^      "qualified": true' "$report")
+  if [[ $rows -eq $qualified && $qualified -ge 1 && $qualified -lt $buckets ]]; then
+    ok "$rows row(s) written = $qualified qualified bucket(s) of $buckets"
+  else
+    fail "$rows rows written, $qualified of $buckets buckets qualified (want rows = qualified, 1 <= qualified < buckets)"
+  fi
+  grep -q ',16,1024,256,32,4,' "$work/t.csv" || fail "the token-16 bucket's row is missing"
+  grep -q ',64,1024,256,32,4,' "$work/t.csv" && fail "the token-64 bucket (not qualified) has a row"
+else
+  fail "no tuned CSV at $work/t.csv"
+fi
+
+# The report: marked as a replay, one bucket per list row, one outcome per plan candidate.
+if grep -q '"sampler": "replay"' "$report"; then ok "report says sampler replay"; else fail "report lacks \"sampler\": \"replay\""; fi
+n_buckets=$(grep -c '^      "token": ' "$report")
+[[ $n_buckets -eq $buckets ]] || fail "report has $n_buckets buckets, the list $buckets"
+planned=$(sed -nE 's/^  line [0-9]+: token .*: ([0-9]+) candidates .*/\1/p' "$work/out.txt" |
+  awk '{ n += $1 } END { print n + 0 }')
+# Keys of a candidate are written sorted: "config" is followed by its "outcome".
+outcomes=$(awk '/^          "config": / { getline; if ($0 ~ /"outcome": "(pruned|compile_error|launch_error|timeout|wrong_result|slower|not_significant|control_failed|qualified)"/) n++ } END { print n + 0 }' "$report")
+configs=$(grep -c '^          "config": ' "$report")
+if [[ -n $planned && $planned -gt 0 && $outcomes -eq $planned && $configs -eq $planned ]]; then
+  ok "$outcomes outcomes for $planned planned candidates"
+else
+  fail "planned ${planned:-?} candidates, report has $configs candidates and $outcomes valid outcomes"
+fi
+
+# The summary: one table row per bucket, and it says it is not a measurement.
+summary=$report_dir/summary.md
+lines=$(grep -cE '^\| [0-9]+ \|' "$summary" 2>/dev/null)
+[[ ${lines:-0} -eq $buckets ]] || fail "summary.md has ${lines:-0} bucket lines, want $buckets"
+grep -q 'replayed samples (not a measurement)' "$summary" || fail "summary.md does not say it is replayed"
+
+# Manifests: one file per bucket that reached confirmation, among them the qualified one.
+declared=$(grep -c '^      "manifest": {' "$report")
+files=$(find "$report_dir" -name 'manifest_line*.json' | wc -l)
+if [[ $declared -ge 1 && $files -eq $declared && -f $report_dir/manifest_line2.json ]]; then
+  ok "$files manifest file(s)"
+else
+  fail "$files manifest files for $declared declared manifests (manifest_line2.json expected)"
+fi
+
+# Without -o a replay is refused, before anything is written.
+mkdir "$work/no_o" && cd "$work/no_o" || exit 1
+out=$("$moe_tune" tune --replay "$model" --space "$space" -i "$list" --cache-dir "$work/cache" 2>&1)
+rc=$?
+if [[ $rc -eq 0 ]]; then
+  fail "tune --replay without -o exited 0"
+elif ! grep -q -- '-o' <<<"$out"; then
+  fail "tune --replay without -o: the message does not ask for -o"; echo "$out" | head -5
+elif [[ -n $(ls -A "$work/no_o") ]]; then
+  fail "tune --replay without -o wrote files"
+else
+  ok "tune --replay without -o refused -> $rc"
+fi
+
+if ((failures)); then echo "$failures failure(s)"; exit 1; fi
+echo "all CLI tune --replay checks passed"
