@@ -100,17 +100,15 @@ class ClangAmdgpuCompiler final : public Compiler {
   // The options that decide the generated code; paths (temp dirs, the linker) are added at
   // compile time and kept out of the cache key.
   [[nodiscard]] std::vector<std::string> options(const KernelSource& source) const override {
-    std::vector<std::string> out = {
-        "-x", "hip", "--cuda-device-only", "--offload-arch=" + m_arch,
-        // Self-contained device code: no HIP headers, no ROCm device libraries, and no host or
-        // builtin include directories, so kernels see exactly the embedded headers.
-        "-nogpulib", "-nogpuinc", "-nostdinc", "-std=c++17", "-O3",
-        // clang derives the compilation-unit id (the __hip_cuid_* symbol) from the input's
-        // path, which is a fresh temporary directory: fix it so that rebuilds are bit-identical.
-        "-cuid=moetune"};
-    for (auto& define : detail::define_options(source)) out.push_back(std::move(define));
-    out.insert(out.end(), m_extra_options.begin(), m_extra_options.end());
-    return out;
+    return detail::assemble_options(
+        {"-x", "hip", "--cuda-device-only", "--offload-arch=" + m_arch,
+         // Self-contained device code: no HIP headers, no ROCm device libraries, and no host
+         // or builtin include directories, so kernels see exactly the embedded headers.
+         "-nogpulib", "-nogpuinc", "-nostdinc", "-std=c++17", "-O3",
+         // clang derives the compilation-unit id (the __hip_cuid_* symbol) from the input's
+         // path, which is a fresh temporary directory: fix it so rebuilds are bit-identical.
+         "-cuid=moetune"},
+        source, m_extra_options);
   }
 
   [[nodiscard]] CompileResult compile(const KernelSource& source) const override {

@@ -26,10 +26,27 @@ std::unique_ptr<Compiler> make_compiler(const CompilerConfig& config) {
 
 namespace detail {
 
-std::vector<std::string> define_options(const KernelSource& source) {
-  std::vector<std::string> out;
-  out.reserve(source.defines.size());
-  for (auto const& define : source.defines) out.push_back("-D" + define);
+std::vector<std::string> assemble_options(std::vector<std::string> base,
+                                          const KernelSource& source,
+                                          const std::vector<std::string>& extra) {
+  for (auto const& define : source.defines) base.push_back("-D" + define);
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  out.reserve(strings.size());
+  for (auto const& s : strings) out.push_back(s.c_str());
+  return out;
+}
+
+HeaderArrays header_arrays(const std::vector<EmbeddedFile>& headers) {
+  HeaderArrays out;
+  for (auto const& header : headers) {
+    out.texts.push_back(header.text.c_str());
+    out.names.push_back(header.name.c_str());
+  }
   return out;
 }
 

@@ -53,8 +53,19 @@ class Compiler {
 [[nodiscard]] const std::vector<std::string>& supported_archs();
 
 namespace detail {
-// "-DNAME=VALUE" for every define, in order.
-[[nodiscard]] std::vector<std::string> define_options(const KernelSource& source);
+// Every compiler's option list, in the one order the cache key hashes: its own `base`
+// options, then "-DNAME=VALUE" for each define of the source, then the config's extras.
+[[nodiscard]] std::vector<std::string> assemble_options(std::vector<std::string> base,
+                                                        const KernelSource& source,
+                                                        const std::vector<std::string>& extra);
+// Pointers to the strings, for the C APIs of NVRTC and hipRTC (valid while the strings live).
+[[nodiscard]] std::vector<const char*> c_strings(const std::vector<std::string>& strings);
+// The in-memory headers as the parallel text/name arrays nvrtc/hiprtcCreateProgram take.
+struct HeaderArrays {
+  std::vector<const char*> texts;
+  std::vector<const char*> names;
+};
+[[nodiscard]] HeaderArrays header_arrays(const std::vector<EmbeddedFile>& headers);
 // The headers of a config, resolving nullopt to the embedded files.
 [[nodiscard]] std::vector<EmbeddedFile> resolve_headers(const CompilerConfig& config);
 // The first `max_lines` lines of a log, for tables and error messages.

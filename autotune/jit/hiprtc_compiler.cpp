@@ -104,22 +104,14 @@ class HiprtcCompiler final : public Compiler {
   [[nodiscard]] const std::vector<EmbeddedFile>& headers() const override { return m_headers; }
 
   [[nodiscard]] std::vector<std::string> options(const KernelSource& source) const override {
-    std::vector<std::string> out = {"--offload-arch=" + m_arch, "-O3", "-std=c++17"};
-    for (auto& define : detail::define_options(source)) out.push_back(std::move(define));
-    out.insert(out.end(), m_extra_options.begin(), m_extra_options.end());
-    return out;
+    return detail::assemble_options({"--offload-arch=" + m_arch, "-O3", "-std=c++17"}, source,
+                                    m_extra_options);
   }
 
   [[nodiscard]] CompileResult compile(const KernelSource& source) const override {
-    std::vector<const char*> header_texts;
-    std::vector<const char*> header_names;
-    for (auto const& header : m_headers) {
-      header_texts.push_back(header.text.c_str());
-      header_names.push_back(header.name.c_str());
-    }
+    auto headers = detail::header_arrays(m_headers);  // hipRTC takes non-const arrays
     std::vector<std::string> const option_strings = options(source);
-    std::vector<const char*> option_ptrs;
-    for (auto const& option : option_strings) option_ptrs.push_back(option.c_str());
+    auto option_ptrs = detail::c_strings(option_strings);
 
     CompileResult result;
     {
@@ -127,8 +119,8 @@ class HiprtcCompiler final : public Compiler {
       hiprtc_program raw{};
       check(hiprtc().create_program(&raw, source.source.c_str(),
                                     (source.unit_name + ".hip").c_str(),
-                                    static_cast<int>(m_headers.size()), header_texts.data(),
-                                    header_names.data()),
+                                    static_cast<int>(m_headers.size()), headers.texts.data(),
+                                    headers.names.data()),
             "hiprtcCreateProgram");
       Program const program(raw);
       for (auto const& name : source.kernel_names) {

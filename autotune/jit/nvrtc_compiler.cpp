@@ -85,35 +85,28 @@ class NvrtcCompiler final : public Compiler {
   [[nodiscard]] const std::vector<EmbeddedFile>& headers() const override { return m_headers; }
 
   [[nodiscard]] std::vector<std::string> options(const KernelSource& source) const override {
-    std::vector<std::string> out = {
-        "--gpu-architecture=" + m_arch,
-        "-std=c++17",
-        "--ptxas-options=-v",  // registers, shared memory and spills in the log
-    };
-    for (auto& define : detail::define_options(source)) out.push_back(std::move(define));
-    out.insert(out.end(), m_extra_options.begin(), m_extra_options.end());
-    return out;
+    return detail::assemble_options(
+        {
+            "--gpu-architecture=" + m_arch,
+            "-std=c++17",
+            "--ptxas-options=-v",  // registers, shared memory and spills in the log
+        },
+        source, m_extra_options);
   }
 
   [[nodiscard]] CompileResult compile(const KernelSource& source) const override {
-    std::vector<const char*> header_texts;
-    std::vector<const char*> header_names;
-    for (auto const& header : m_headers) {
-      header_texts.push_back(header.text.c_str());
-      header_names.push_back(header.name.c_str());
-    }
+    auto const headers = detail::header_arrays(m_headers);
     nvrtcProgram raw{};
     check(nvrtc().create_program(&raw, source.source.c_str(), (source.unit_name + ".cu").c_str(),
-                                 static_cast<int>(m_headers.size()), header_texts.data(),
-                                 header_names.data()),
+                                 static_cast<int>(m_headers.size()), headers.texts.data(),
+                                 headers.names.data()),
           "nvrtcCreateProgram");
     Program const program(raw);
     for (auto const& name : source.kernel_names) {
       check(nvrtc().add_name_expression(program.get(), name.c_str()), "nvrtcAddNameExpression");
     }
     std::vector<std::string> const option_strings = options(source);
-    std::vector<const char*> option_ptrs;
-    for (auto const& option : option_strings) option_ptrs.push_back(option.c_str());
+    auto const option_ptrs = detail::c_strings(option_strings);
 
     nvrtcResult const compiled = nvrtc().compile_program(
         program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
