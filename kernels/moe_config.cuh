@@ -46,6 +46,7 @@ struct MoeConfig {
   static constexpr int run = 32 * kpack;                      // K elements a lane owns
   static constexpr int chunk = run * mma::LPR;                // K per fragment load
   static constexpr int steps = run / 4;                       // MMA steps per chunk
+  static constexpr int chunks = block_k / chunk;              // chunks per k-tile
   static constexpr bool w_bf16 = dtype == dtype_bf16;
   static constexpr bool a_fp8 = dtype == dtype_a8w4;
   static constexpr bool a_raw_fp8 = mma::scaled;              // A kept as fp8 in LDS
@@ -76,7 +77,7 @@ struct MoeConfig {
   static_assert(block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
   static_assert(!mma::scaled || (kpack == 1 && dtype == dtype_a8w4),
                 "scaled MFMA: a8w4 with kpack 1 only");
-  static_assert(stages == 1 || stages == 2, "stages is 1 or 2");
+  static_assert(stages >= 1 && stages <= 3, "stages is 1, 2 or 3");
   static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
   static_assert(mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");

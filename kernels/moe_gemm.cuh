@@ -183,7 +183,106 @@ MOETUNE_DEV void store_a_tile(u8* smem, const ATileRegs<Cfg>& r) {
 }
 
 // ---- The main loop ---------------------------------------------------------------------------
+// The weight fragments of one chunk (block of K every lane covers once), all n fragments.
+template <class Cfg>
+MOETUNE_DEV void load_weight_chunk(const GemmArgs& g, const int (&wrow)[Cfg::nt], int k_run,
+                                   WeightFrag<Cfg> (&wf)[Cfg::nt]) {
+#pragma unroll
+  for (int j = 0; j < Cfg::nt; ++j) load_weight_frag<Cfg>(g, wrow[j], k_run, wf[j]);
+}
+
+// acc += A(tile columns a_col.. of this lane's run) x W(chunk), every m and n fragment.
+template <class Cfg>
+MOETUNE_DEV void mma_chunk(const u8* smem, int lane, int warp_m, int a_col,
+                           const WeightFrag<Cfg> (&wf)[Cfg::nt],
+                           float (&acc)[Cfg::mt][Cfg::nt][Cfg::mma::ACC]) {
+  using T = typename Cfg::mma;
+  constexpr int P = Cfg::path;
+#pragma unroll
+  for (int j = 0; j < Cfg::nt; ++j) {
+    if constexpr (T::scaled) {
+#pragma unroll
+      for (int i = 0; i < Cfg::mt; ++i) {
+        int const r = warp_m * Cfg::warp_rows + i * T::MH + a_row<P>(lane);
+        const u32x4* ap = reinterpret_cast<const u32x4*>(smem + r * Cfg::a_row_bytes + a_col);
+        u32x4 const a0 = ap[0], a1 = ap[1];
+        u32 const a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+        u32 const sa = smem[Cfg::block_m * Cfg::a_row_bytes + r * (Cfg::block_k / 32) + a_col / 32];
+        mfma_scale_f8f4<T::ACC>(acc[i][j], a, wf[j].raw[0], sa, wf[j].scale[0]);
+      }
+    } else {
+      u32 b[16 * Cfg::kpack];
+      decode_weight_frag<Cfg>(wf[j], b);
+#pragma unroll
+      for (int s = 0; s < Cfg::steps; ++s) {
+        if constexpr (P == path_fma) {
+          float const b0 = bf16_to_f32(static_cast<u16>(b[2 * s] & 0xffffu));
+          float const b1 = bf16_to_f32(static_cast<u16>(b[2 * s] >> 16));
+          float const b2 = bf16_to_f32(static_cast<u16>(b[2 * s + 1] & 0xffffu));
+          float const b3 = bf16_to_f32(static_cast<u16>(b[2 * s + 1] >> 16));
+#pragma unroll
+          for (int i = 0; i < Cfg::mt; ++i) {
+            int const r = warp_m * Cfg::warp_rows + i;
+            u32x2 const a = *reinterpret_cast<const u32x2*>(smem + r * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
+            float x = acc[i][j][0];
+            x += bf16_to_f32(static_cast<u16>(a.x & 0xffffu)) * b0;
+            x += bf16_to_f32(static_cast<u16>(a.x >> 16)) * b1;
+            x += bf16_to_f32(static_cast<u16>(a.y & 0xffffu)) * b2;
+            x += bf16_to_f32(static_cast<u16>(a.y >> 16)) * b3;
+            acc[i][j][0] = x;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < Cfg::mt; ++i) {
+            int const r = warp_m * Cfg::warp_rows + i * T::MH + a_row<P>(lane);
+            u32x2 const lo = *reinterpret_cast<const u32x2*>(smem + r * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
+            u32x2 hi = lo;
+            if (P == path_sm80)
+              hi = *reinterpret_cast<const u32x2*>(smem + (r + 8) * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
+            mma_bf16_step<P>(acc[i][j], lo, hi, b[2 * s], b[2 * s + 1]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// stages == 3: the weights of a whole k-tile, all chunks, held in registers.
+template <class Cfg>
+struct WeightTile {
+  WeightFrag<Cfg> f[Cfg::chunks][Cfg::nt];
+};
+
+template <class Cfg>
+MOETUNE_DEV void load_weight_tile(const GemmArgs& g, const int (&wrow)[Cfg::nt], int k0, int kg,
+                                  WeightTile<Cfg>& t) {
+#pragma unroll
+  for (int c = 0; c < Cfg::chunks; ++c) load_weight_chunk<Cfg>(g, wrow, k0 + c * Cfg::chunk + kg * Cfg::run, t.f[c]);
+}
+
+// One k-tile of the stages == 3 pipeline: publish the A tile loaded one tile ago, issue the
+// next tile's A and weight loads (they travel while this tile computes), compute this tile
+// from weights that were issued one whole tile earlier.
+template <class Cfg>
+MOETUNE_DEV void pipelined_tile(const GemmArgs& g, u8* smem, int k0, int lane, int warp_m, int kg,
+                                const int (&wrow)[Cfg::nt], ATileRegs<Cfg>& ar, const WeightTile<Cfg>& cur,
+                                WeightTile<Cfg>& next, float (&acc)[Cfg::mt][Cfg::nt][Cfg::mma::ACC]) {
+  barrier();  // previous tile's readers are done
+  store_a_tile<Cfg>(smem, ar);
+  barrier();
+  if (k0 + Cfg::block_k < g.k_end) {
+    load_a_tile<Cfg>(g, k0 + Cfg::block_k, ar);
+    load_weight_tile<Cfg>(g, wrow, k0 + Cfg::block_k, kg, next);
+  }
+#pragma unroll
+  for (int c = 0; c < Cfg::chunks; ++c) mma_chunk<Cfg>(smem, lane, warp_m, c * Cfg::chunk + kg * Cfg::run, cur.f[c], acc);
+}
+
 // acc[mt][nt][ACC]; on return the tile is in LDS as fp32 C[block_m][c_stride] (after a barrier).
+//   stages 1: A tile loaded after the previous tile computed; weights loaded chunk by chunk.
+//   stages 2: the next A tile is prefetched into registers while this one computes.
+//   stages 3: the next A tile *and* the next tile's weights are prefetched (double-buffered
+//             in registers), so a whole tile of weight bytes is in flight per warp at all times.
 template <class Cfg>
 MOETUNE_DEV void gemm_tile(const GemmArgs& g, u8* smem) {
   using T = typename Cfg::mma;
@@ -210,70 +309,31 @@ MOETUNE_DEV void gemm_tile(const GemmArgs& g, u8* smem) {
 
   ATileRegs<Cfg> ar;
   load_a_tile<Cfg>(g, g.k_begin, ar);
-  for (int k0 = g.k_begin; k0 < g.k_end; k0 += Cfg::block_k) {
-    barrier();  // previous tile's readers are done
-    store_a_tile<Cfg>(smem, ar);
-    barrier();
-    bool const more = k0 + Cfg::block_k < g.k_end;
-    if (Cfg::stages > 1 && more) load_a_tile<Cfg>(g, k0 + Cfg::block_k, ar);
+  if constexpr (Cfg::stages == 3) {
+    WeightTile<Cfg> w0, w1;
+    load_weight_tile<Cfg>(g, wrow, g.k_begin, kg, w0);
+    // Unrolled by two so both register buffers keep static names.
+    for (int k0 = g.k_begin; k0 < g.k_end; k0 += 2 * Cfg::block_k) {
+      pipelined_tile<Cfg>(g, smem, k0, lane, warp_m, kg, wrow, ar, w0, w1, acc);
+      if (k0 + Cfg::block_k >= g.k_end) break;
+      pipelined_tile<Cfg>(g, smem, k0 + Cfg::block_k, lane, warp_m, kg, wrow, ar, w1, w0, acc);
+    }
+  } else {
+    for (int k0 = g.k_begin; k0 < g.k_end; k0 += Cfg::block_k) {
+      barrier();  // previous tile's readers are done
+      store_a_tile<Cfg>(smem, ar);
+      barrier();
+      bool const more = k0 + Cfg::block_k < g.k_end;
+      if (Cfg::stages > 1 && more) load_a_tile<Cfg>(g, k0 + Cfg::block_k, ar);
 
 #pragma unroll 1
-    for (int c = 0; c < Cfg::block_k; c += Cfg::chunk) {
-      int const k_run = k0 + c + kg * Cfg::run;
-      WeightFrag<Cfg> wf[Cfg::nt];
-#pragma unroll
-      for (int j = 0; j < Cfg::nt; ++j) load_weight_frag<Cfg>(g, wrow[j], k_run, wf[j]);
-      int const a_col = c + kg * Cfg::run;  // column of this lane's run inside the A tile
-
-#pragma unroll
-      for (int j = 0; j < Cfg::nt; ++j) {
-        if constexpr (T::scaled) {
-#pragma unroll
-          for (int i = 0; i < Cfg::mt; ++i) {
-            int const r = warp_m * Cfg::warp_rows + i * T::MH + a_row<P>(lane);
-            const u32x4* ap = reinterpret_cast<const u32x4*>(smem + r * Cfg::a_row_bytes + a_col);
-            u32x4 const a0 = ap[0], a1 = ap[1];
-            u32 const a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            u32 const sa = smem[Cfg::block_m * Cfg::a_row_bytes + r * (Cfg::block_k / 32) + a_col / 32];
-            mfma_scale_f8f4<T::ACC>(acc[i][j], a, wf[j].raw[0], sa, wf[j].scale[0]);
-          }
-        } else {
-          u32 b[16 * Cfg::kpack];
-          decode_weight_frag<Cfg>(wf[j], b);
-#pragma unroll
-          for (int s = 0; s < Cfg::steps; ++s) {
-            if constexpr (P == path_fma) {
-              float const b0 = bf16_to_f32(static_cast<u16>(b[2 * s] & 0xffffu));
-              float const b1 = bf16_to_f32(static_cast<u16>(b[2 * s] >> 16));
-              float const b2 = bf16_to_f32(static_cast<u16>(b[2 * s + 1] & 0xffffu));
-              float const b3 = bf16_to_f32(static_cast<u16>(b[2 * s + 1] >> 16));
-#pragma unroll
-              for (int i = 0; i < Cfg::mt; ++i) {
-                int const r = warp_m * Cfg::warp_rows + i;
-                u32x2 const a = *reinterpret_cast<const u32x2*>(smem + r * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
-                float x = acc[i][j][0];
-                x += bf16_to_f32(static_cast<u16>(a.x & 0xffffu)) * b0;
-                x += bf16_to_f32(static_cast<u16>(a.x >> 16)) * b1;
-                x += bf16_to_f32(static_cast<u16>(a.y & 0xffffu)) * b2;
-                x += bf16_to_f32(static_cast<u16>(a.y >> 16)) * b3;
-                acc[i][j][0] = x;
-              }
-            } else {
-#pragma unroll
-              for (int i = 0; i < Cfg::mt; ++i) {
-                int const r = warp_m * Cfg::warp_rows + i * T::MH + a_row<P>(lane);
-                u32x2 const lo = *reinterpret_cast<const u32x2*>(smem + r * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
-                u32x2 hi = lo;
-                if (P == path_sm80)
-                  hi = *reinterpret_cast<const u32x2*>(smem + (r + 8) * Cfg::a_row_bytes + (a_col + 4 * s) * 2);
-                mma_bf16_step<P>(acc[i][j], lo, hi, b[2 * s], b[2 * s + 1]);
-              }
-            }
-          }
-        }
+      for (int c = 0; c < Cfg::block_k; c += Cfg::chunk) {
+        WeightFrag<Cfg> wf[Cfg::nt];
+        load_weight_chunk<Cfg>(g, wrow, k0 + c + kg * Cfg::run, wf);
+        mma_chunk<Cfg>(smem, lane, warp_m, c + kg * Cfg::run, wf, acc);
       }
+      if (Cfg::stages == 1 && more) load_a_tile<Cfg>(g, k0 + Cfg::block_k, ar);
     }
-    if (Cfg::stages == 1 && more) load_a_tile<Cfg>(g, k0 + Cfg::block_k, ar);
   }
 
   // Accumulators -> fp32 tile in LDS (reusing the A buffer).

@@ -169,6 +169,13 @@ MOETUNE_DEV void atomic_add_i32(i32* p, i32 v) {
   __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 #endif
 }
+MOETUNE_DEV void atomic_add_u64(u64* p, u64 v) {
+#if defined(MOETUNE_CUDA)
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
 MOETUNE_DEV void atomic_add_f32(float* p, float v) {
 #if defined(MOETUNE_CUDA)
   atomicAdd(p, v);

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/tune_protocol.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
@@ -51,6 +52,9 @@ struct TuneOptions {
   bool hot = false;
   std::uint64_t seed = 1;
   std::string replay;  // replay model JSON: simulate the GPU (never a measurement)
+  bool resume = false;   // continue the journal of an interrupted run
+  std::string journal;   // default <report dir>/journal.jsonl
+  IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
 };
 
 // Defaults name files of the repository; let them work from any directory.
@@ -67,6 +71,21 @@ std::string stem_of(const std::filesystem::path& list) {
   auto stem = list.stem().string();
   if (auto pos = stem.find("untuned"); pos != std::string::npos) stem.replace(pos, 7, "tuned");
   return stem;
+}
+
+// The journal of this run and what, besides the provenance, a resumed run must match: the
+// input list (path and content), the timing workload and, for a replay, the model's content.
+JournalSettings journal_settings(const TuneOptions& opt) {
+  JournalSettings j;
+  j.file = opt.journal;
+  j.resume = opt.resume;
+  auto const input = locate(opt.input);
+  j.identity["input"] = input.string();
+  j.identity["input_sha256"] = sha256_hex(read_file(input));
+  j.identity["routing"] = opt.routing;
+  j.identity["hot"] = opt.hot ? "true" : "false";
+  if (!opt.replay.empty()) j.identity["replay_model_sha256"] = sha256_hex(read_file(locate(opt.replay)));
+  return j;
 }
 
 // What a run depends on besides the machine: the same for a measurement and a replay.
@@ -101,10 +120,25 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
   run.provenance.sampler = "gpu";
   run.rows = {device.info().arch, device.info().compute_units};
 
+  run.journal = journal_settings(opt);
+  if (opt.isolation.isolated(true)) {
+    // Every GPU call runs in a worker process behind a watchdog: a candidate that faults or
+    // hangs costs that candidate, and the run goes on with a fresh worker.
+    std::vector<std::string> args{"--backend", "gpu", "--arch", std::string(search::to_string(arch)),
+                                  "--routing", opt.routing, "--seed", std::to_string(opt.seed)};
+    if (opt.hot) args.push_back("--hot");
+    if (!opt.cache_dir.empty()) args.insert(args.end(), {"--cache-dir", opt.cache_dir});
+    auto sampler = isolated_sampler(opt.isolation, std::move(args));
+    run_protocol(plan, *sampler, run);
+    return;
+  }
   tune::GpuSamplerOptions sampler_options;
   sampler_options.hot = opt.hot;
   sampler_options.routing = moe::parse_routing_spec(opt.routing);
   sampler_options.weight_seed = opt.seed;
+  if (!opt.isolation.test_fault.empty()) {
+    sampler_options.test_faults = tune::parse_test_faults(opt.isolation.test_fault);
+  }
   tune::GpuSampler sampler(device, arch, compiler, sampler_options);
   run_protocol(plan, sampler, run);
 }
@@ -142,6 +176,15 @@ void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch a
   run.provenance.sampler = "replay";
   run.rows = {arch_name, run.provenance.cu_num};
 
+  run.journal = journal_settings(opt);
+  if (opt.isolation.isolated(false)) {
+    // The GPU run's isolation without a GPU: the worker replays the same model, and a model's
+    // crash_pairs / hang_pairs really kill or stall it.
+    auto sampler = isolated_sampler(opt.isolation,
+                                    {"--backend", "replay", "--replay", model_path.string()});
+    run_protocol(plan, *sampler, run);
+    return;
+  }
   tune::ReplaySampler sampler(std::move(model));
   run_protocol(plan, sampler, run);
 }
@@ -267,6 +310,13 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Run the protocol without a GPU on samples from this replay model (JSON, see "
                   "docs/tuning.md); needs -o, reports go to <-o stem>_replay_report/ unless "
                   "--report; a replayed run is never a measurement");
+  cmd->add_flag("--resume", opt->resume,
+                "Continue an interrupted run from its journal: decided buckets are not "
+                "measured again; a journal of a different run (device, toolchain, space, "
+                "kernels, list, gate, protocol) is refused");
+  cmd->add_option("--journal", opt->journal,
+                  "Journal of decided buckets (default <report dir>/journal.jsonl)");
+  add_isolation_options(*cmd, opt->isolation);
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });
 }
 

@@ -129,7 +129,8 @@ void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
       nlohmann::json checks = nlohmann::json::array();
       for (auto const& check : report.checks) {
         checks.push_back({{"name", check.name}, {"passed", check.passed}, {"detail", check.detail},
-                          {"max_abs", check.max_abs}, {"max_rel", check.max_rel}});
+                          {"max_abs", check.max_abs}, {"max_rel", check.max_rel},
+                          {"seconds", check.seconds}});
       }
       out.push_back({{"variant", c.config.name()}, {"partner", other->name()},
                      {"dtype", std::string(moe::to_string(shape.dtype))},

@@ -41,8 +41,11 @@ int main(int argc, char** argv) {
   moetune::app::add_compile_command(app, exit_code);
   moetune::app::add_device_command(app, exit_code);
   moetune::app::add_tune_command(app, exit_code);
+  moetune::app::add_worker_command(app, exit_code);
+  moetune::app::add_requalify_command(app, exit_code);
   moetune::app::add_bench_command(app, exit_code);
   moetune::app::add_verify_command(app, exit_code);
+  moetune::app::add_calibrate_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

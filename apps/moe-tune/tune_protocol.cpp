@@ -1,51 +1,145 @@
 #include "apps/moe-tune/tune_protocol.hpp"
 
+#include <map>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "autotune/core/atomic_file.hpp"
+#include "autotune/core/error.hpp"
 #include "autotune/tune/bucket_tuner.hpp"
+#include "autotune/tune/journal.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/markdown_summary.hpp"
 
 namespace moetune::app {
+
+namespace {
+
+std::filesystem::path journal_path(const ProtocolRun& run) {
+  return run.journal.file.empty() ? run.report_dir / "journal.jsonl" : run.journal.file;
+}
+
+// Opens the journal for this run: continues a matching one (--resume), else starts a new one.
+// Returns the buckets already decided, by key.
+tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIdentity& identity,
+                                 std::map<std::string, tune::JournalEntry>& decided) {
+  auto const file = journal_path(run);
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  bool const exists = std::filesystem::exists(file);
+  if (run.journal.resume && exists) {
+    auto contents = tune::read_journal(file);
+    for (auto const& w : contents.warnings) fmt::print("warning: {}\n", w);
+    auto const mismatches = tune::identity_mismatches(contents.identity, identity);
+    if (!mismatches.empty()) {
+      // Verdicts of another device, toolchain, space, list or gate must not be mixed in.
+      std::string text;
+      for (auto const& m : mismatches) text += "\n  " + m;
+      throw Error(fmt::format(
+          "{}: cannot resume: the journal was written by a different run ({} field(s) differ):{}"
+          "\nRerun without --resume to start over (the old journal is kept as {}.prev), or "
+          "with the original settings to continue it.",
+          file.string(), mismatches.size(), text, file.filename().string()));
+    }
+    for (auto& e : contents.entries) {
+      auto key = e.key;
+      decided.emplace(std::move(key), std::move(e));
+    }
+    fmt::print("resume: {} holds {} decided bucket(s); they are not measured again\n",
+               file.string(), decided.size());
+    return tune::JournalWriter::resume(file, contents.valid_bytes);
+  }
+  if (run.journal.resume) {
+    fmt::print("resume: no journal at {}: nothing to resume, starting a new one\n",
+               file.string());
+  } else if (exists) {
+    // A fresh run never appends to another run's journal, and never destroys one either.
+    auto prev = file;
+    prev += ".prev";
+    std::filesystem::rename(file, prev);
+    fmt::print("journal: {} existed (an earlier run; --resume would continue it); kept as {}\n",
+               file.string(), prev.string());
+  }
+  return tune::JournalWriter::create(file, identity);
+}
+
+// report.json from journaled bucket JSON: the same document write_tune_report writes, with
+// the buckets in plan order whether measured now or taken from the journal.
+void write_report(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries,
+                  std::size_t resumed) {
+  auto report = tune::tune_report_json({}, run.protocol, run.provenance);
+  for (auto const& e : entries) report["buckets"].push_back(e.report);
+  report["journal"] = {{"file", journal_path(run).string()}, {"buckets_from_journal", resumed}};
+  write_file_atomically(run.report_dir / "report.json", report.dump(2) + "\n");
+}
+
+// summary.md likewise: the preamble and table head of an empty summary, then one line per
+// bucket (each entry carries its own line).
+void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries) {
+  auto text = tune::markdown_summary({}, run.protocol, run.provenance);
+  for (auto const& e : entries) text += e.summary_md + "\n";
+  write_file_atomically(run.report_dir / "summary.md", text);
+}
+
+}  // namespace
 
 std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
                          const ProtocolRun& run) {
   std::filesystem::create_directories(run.report_dir);
   if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
 
-  std::vector<tune::BucketResult> results;
+  auto const identity = tune::journal_identity(run.provenance, run.protocol, run.journal.identity);
+  std::map<std::string, tune::JournalEntry> decided;
+  auto journal = open_journal(run, identity, decided);
+
+  std::vector<tune::JournalEntry> entries;  // one per bucket, in plan order
+  std::size_t resumed = 0;
   for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
     auto const& bucket = plan.buckets[i];
     fmt::print("\n[{}/{}] bucket token={} at M={} (line {})\n", i + 1, plan.buckets.size(),
                bucket.key.token, bucket.M, bucket.line);
-    tune::TuneHooks hooks;
-    hooks.on_manifest = [&](const tune::Manifest& manifest) {
-      // Declared, and on disk, before the first confirmation sample.
-      write_file_atomically(run.report_dir / fmt::format("manifest_line{}.json", bucket.line),
-                            tune::to_json(manifest).dump(2) + "\n");
-    };
-    hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
-    results.push_back(tune::tune_bucket(bucket, sampler, run.protocol, hooks));
-    fmt::print("  => {}\n", results.back().summary);
+    if (auto it = decided.find(bucket.key.describe()); it != decided.end()) {
+      auto& e = it->second;
+      std::string const verdict = e.qualified ? "qualified" : "not qualified";
+      fmt::print("  line {}: decided in the journal (journal line {}): {}{}\n", bucket.line,
+                 e.journal_line, verdict, e.summary == verdict ? "" : ": " + e.summary);
+      entries.push_back(std::move(e));
+      decided.erase(it);  // a key is emitted once, even if the plan named it twice
+      ++resumed;
+    } else {
+      tune::TuneHooks hooks;
+      hooks.on_manifest = [&](const tune::Manifest& manifest) {
+        // Declared, and on disk, before the first confirmation sample.
+        write_file_atomically(run.report_dir / fmt::format("manifest_line{}.json", bucket.line),
+                              tune::to_json(manifest).dump(2) + "\n");
+      };
+      hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
+      auto const result = tune::tune_bucket(bucket, sampler, run.protocol, hooks);
+      fmt::print("  => {}\n", result.summary);
+      entries.push_back(tune::journal_entry(result, run.rows, run.protocol, run.provenance));
+      // Journaled (and on disk) before anything else: from here a kill loses nothing.
+      journal.record(entries.back());
+    }
     // Reports are rewritten after every bucket, so an interrupted run keeps what it decided.
-    tune::write_tune_report(run.report_dir / "report.json", results, run.protocol,
-                            run.provenance);
-    tune::write_markdown_summary(run.report_dir / "summary.md", results, run.protocol,
-                                 run.provenance);
+    write_report(run, entries, resumed);
+    write_summary(run, entries);
   }
-  auto const rows = tune::tuned_rows(results, run.rows);
+  std::vector<io::FmoeRow> rows;
+  for (auto const& e : entries) {
+    if (e.row) rows.push_back(*e.row);
+  }
   // write_tuned_rows returns the rows it *replaced* (same key already in the file), not the
   // rows written: report both, and name the file whenever a row went into it.
   auto const replaced = tune::write_tuned_rows(run.output, rows);
-  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced); report {}{}\n",
+  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced); report {}{}{}\n",
              rows.size(), plan.buckets.size(), rows.size(),
              rows.empty() ? "(nothing)" : run.output.string(), replaced,
              (run.report_dir / "report.json").string(),
-             run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "");
+             run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "",
+             resumed ? fmt::format("; {} bucket(s) taken from the journal", resumed) : "");
   return rows.size();
 }
 

@@ -4,6 +4,8 @@
 // Both paths go through this one loop, so what CI replays is exactly what a GPU run does.
 #include <cstddef>
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "autotune/tune/protocol_options.hpp"
 #include "autotune/tune/sampler.hpp"
@@ -13,16 +15,30 @@
 
 namespace moetune::app {
 
+// Where decided buckets are journaled and whether an earlier journal is continued.
+struct JournalSettings {
+  std::filesystem::path file;  // empty: <report_dir>/journal.jsonl
+  bool resume = false;         // continue the journal: decided buckets are not measured again
+  // Identity fields the caller adds to the provenance's (input list and its SHA-256, routing,
+  // replay model digest, ...): a resumed run must match all of them.
+  std::map<std::string, std::string> identity;
+};
+
 struct ProtocolRun {
   std::filesystem::path output;      // tuned CSV: qualified rows only
   std::filesystem::path report_dir;  // report.json, summary.md, manifest_line<N>.json
   tune::ProtocolOptions protocol;
   tune::Provenance provenance;       // its `sampler` says whether this is a measurement
   tune::RowContext rows;             // gfx and cu_num written into every tuned row
+  JournalSettings journal;
 };
 
 // Runs tune_bucket on every bucket of the plan, in order, writing each bucket's manifest
-// before its confirmation and the report and summary after every bucket; then the rows.
+// before its confirmation, journaling each decided bucket as soon as it is decided, and the
+// report and summary after every bucket; then the rows. With journal.resume, buckets the
+// journal already holds are taken from it, not measured; a journal of another run (identity
+// mismatch) is refused with every differing field named. Without resume an existing journal
+// is kept as journal.jsonl.prev and a new one started.
 // Returns the number of qualified buckets.
 std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
                          const ProtocolRun& run);

@@ -65,6 +65,20 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
   }
 }
 
+DeviceWeights::DeviceWeights(const gpu::Device& device, const DeviceWeights& source, int copies) {
+  if (copies < 1) throw Error("DeviceWeights: at least one weight copy is needed");
+  auto const& from = source.copy(0);
+  auto clone = [&](const gpu::DeviceBuffer& b) {
+    if (b.empty()) return gpu::DeviceBuffer();
+    gpu::DeviceBuffer out(device, b.size());
+    out.copy_from(b);
+    return out;
+  };
+  for (int c = 0; c < copies; ++c) {
+    m_copies.push_back({clone(from.w1), clone(from.w1_scales), clone(from.w2), clone(from.w2_scales)});
+  }
+}
+
 const WeightCopy& DeviceWeights::copy(int index) const {
   return m_copies[static_cast<std::size_t>(index) % m_copies.size()];
 }

@@ -22,6 +22,10 @@ class DeviceWeights {
  public:
   DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape, const moe::Weights& weights,
                 int copies = 1);
+  // `copies` freshly allocated copies of `source`'s first copy, copied on the device: a new
+  // placement for a timing block at device-copy speed (milliseconds), where uploading
+  // gigabytes from the host again would cost about a second per block.
+  DeviceWeights(const gpu::Device& device, const DeviceWeights& source, int copies);
   [[nodiscard]] const WeightCopy& copy(int index) const;  // index taken modulo copies()
   [[nodiscard]] int copies() const { return static_cast<int>(m_copies.size()); }
   [[nodiscard]] std::size_t bytes_per_copy() const;

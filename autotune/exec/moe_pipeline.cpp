@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
+#include "autotune/exec/delay_unit.hpp"
 
 namespace moetune::exec {
 namespace {
@@ -148,6 +149,21 @@ void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
   }
 }
 
+void MoePipeline::set_delay(const jit::CompileResult& delay_unit, std::uint64_t ns) {
+  m_delay = load(*m_device, delay_unit, delay_launch_plan(), "delay");
+  m_delay_ns = ns;
+}
+
+void MoePipeline::launch_delay(const gpu::Stream& s) const {
+  if (!m_delay) return;
+  auto const plan = delay_launch_plan();
+  auto const& launch = plan.launches.at(0);
+  auto ns = static_cast<unsigned long long>(m_delay_ns);
+  void* args[] = {&ns};
+  m_delay->kernels.at(0).launch(to_gpu(launch.grid), to_gpu(launch.block),
+                                launch.dynamic_shared_bytes, s, args);
+}
+
 void MoePipeline::enqueue(const DeviceInputs& inputs, const DeviceWeights& weights,
                           const gpu::Stream& stream, PipelinePart part, int weight_copy) const {
   if (inputs.tokens() != m_M) {
@@ -164,11 +180,13 @@ void MoePipeline::enqueue(const DeviceInputs& inputs, const DeviceWeights& weigh
       break;
     case PipelinePart::stage2:
       launch_stage2(inputs, w, stream);
+      launch_delay(stream);
       break;
     case PipelinePart::all:
       launch_sort(inputs, stream);
       launch_stage1(inputs, w, stream);
       launch_stage2(inputs, w, stream);
+      launch_delay(stream);
       break;
   }
 }

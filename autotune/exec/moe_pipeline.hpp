@@ -5,6 +5,7 @@
 // enqueue() queues sort + stage one + stage two (+ zero / reduce) in order on a stream, which
 // is also what a graph captures.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "autotune/exec/device_buffers.hpp"
@@ -34,6 +35,11 @@ class MoePipeline {
   void enqueue(const DeviceInputs& inputs, const DeviceWeights& weights, const gpu::Stream& stream,
                PipelinePart part = PipelinePart::all, int weight_copy = 0) const;
 
+  // calibrate's known slowdown: from now on, every stage-two or full enqueue ends with the
+  // delay kernel of `delay_unit` (exec/delay_unit.hpp) spinning `ns` nanoseconds. Throws
+  // moetune::Error if the unit did not compile or lacks the kernel.
+  void set_delay(const jit::CompileResult& delay_unit, std::uint64_t ns);
+
   // Fill every buffer the pipeline writes with `byte` (0xFF: a bf16/fp32 NaN pattern), so
   // that any element a kernel fails to write shows up as NaN.
   void fill_outputs(std::uint8_t byte);
@@ -62,6 +68,7 @@ class MoePipeline {
   void launch_sort(const DeviceInputs& in, const gpu::Stream& s) const;
   void launch_stage1(const DeviceInputs& in, const WeightCopy& w, const gpu::Stream& s) const;
   void launch_stage2(const DeviceInputs& in, const WeightCopy& w, const gpu::Stream& s) const;
+  void launch_delay(const gpu::Stream& s) const;
 
   const gpu::Device* m_device;
   moe::MoeShape m_shape;
@@ -71,6 +78,8 @@ class MoePipeline {
   LoadedUnit m_unit1, m_unit2;
   gpu::DeviceBuffer m_sorted_slots, m_block_expert, m_num_blocks;
   gpu::DeviceBuffer m_h, m_h_scales, m_partial, m_y;
+  std::optional<LoadedUnit> m_delay;  // set_delay: the delay kernel, launched after stage two
+  std::uint64_t m_delay_ns = 0;
 };
 
 }  // namespace moetune::exec

@@ -1,6 +1,7 @@
 #include "autotune/exec/verifier.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 
@@ -88,7 +89,13 @@ Verifier::Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe:
         return moe::make_workload(shape, options);
       }()),
       m_weights(device, m_workload.shape, m_workload.w),
-      m_weights_digest(m_weights.digest()) {}
+      m_checksum(device, compiler.compiler()),
+      m_weights_checksum(weights_checksum()) {}
+
+std::uint64_t Verifier::weights_checksum() const {
+  auto const& w = m_weights.copy(0);
+  return m_checksum.of({&w.w1, &w.w1_scales, &w.w2, &w.w2_scales});
+}
 
 void Verifier::set_tokens(std::int64_t M, const moe::RoutingSpec& routing, std::uint64_t seed) {
   m_workload.shape.tokens = M;
@@ -156,7 +163,7 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
   }
   if (check_inputs) {
     if (inputs.digest() != inputs_before) problems.push_back("inputs (x, routing) were modified");
-    if (m_weights.digest() != m_weights_digest) problems.push_back("weights were modified");
+    if (weights_checksum() != m_weights_checksum) problems.push_back("weights were modified");
   }
   result.passed = problems.empty();
   result.detail = problems.empty() ? cmp.summary() + (check_inputs ? "; inputs and weights unchanged" : "")
@@ -250,10 +257,16 @@ VerifyReport Verifier::verify(const search::KernelConfig& stage1,
   // A check that throws (a launch error, a unit that does not compile) is a failed check
   // with the message, not the end of the verification.
   auto guarded = [&](const std::string& name, auto&& run) {
+    auto const start = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     try {
-      add(run());
+      auto r = run();
+      r.seconds = elapsed();
+      add(std::move(r));
     } catch (const Error& e) {
-      add(CheckResult{name, false, e.what(), 0});
+      add(CheckResult{name, false, e.what(), 0, 0, elapsed()});
     }
   };
   for (auto const M : ms) {

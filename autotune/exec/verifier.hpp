@@ -20,6 +20,7 @@
 #include "autotune/exec/unit_compiler.hpp"
 #include "autotune/gpu/gpu.hpp"
 #include "autotune/moe/compare.hpp"
+#include "autotune/exec/device_checksum.hpp"
 #include "autotune/moe/reference.hpp"
 #include "autotune/moe/workload.hpp"
 #include "autotune/search/kernel_config.hpp"
@@ -32,6 +33,7 @@ struct CheckResult {
   std::string detail;  // the comparison's summary or the reason
   double max_abs = 0;  // against the reference, where one applies
   double max_rel = 0;
+  double seconds = 0;  // wall time of the check (host work included): where verification time goes
 };
 
 struct VerifyReport {
@@ -83,6 +85,7 @@ class Verifier {
   CheckResult check_graph_replay(const search::KernelConfig& s1, const search::KernelConfig& s2,
                                  std::int64_t M, const moe::Tolerance& tolerance);
   void set_tokens(std::int64_t M, const moe::RoutingSpec& routing, std::uint64_t seed);
+  [[nodiscard]] std::uint64_t weights_checksum() const;
   // The reference for the current inputs (set_tokens' arguments identify them). Inputs depend
   // only on (M, routing, seed), never on the configuration, so a sweep over many variants
   // computes each reference once.
@@ -94,9 +97,10 @@ class Verifier {
   std::uint64_t m_seed;
   moe::Workload m_workload;  // weights fixed; shape.tokens, x and routing change per check
   DeviceWeights m_weights;
-  // Digest of the weights as uploaded. Every variant shares them, so one digest after each
-  // verification (compared with this) proves that no kernel wrote them.
-  std::string m_weights_digest;
+  // Checksum of the weights as uploaded, computed on the device. Every variant shares them, so
+  // one checksum after each verification (compared with this) proves that no kernel wrote them.
+  DeviceChecksum m_checksum;
+  std::uint64_t m_weights_checksum;
   std::map<std::tuple<std::int64_t, std::string, std::uint64_t>, moe::ReferenceRows> m_references;
 };
 

@@ -12,6 +12,10 @@ namespace {
 // then narrower block_n, then the FMA fallback with its smallest tile.
 void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
   if (!check_config(c, arch, shape)) return;
+  if (c.ksplit > 1) {  // a reduction too short to split: no split-K before anything else
+    c.ksplit = 1;
+    if (!check_config(c, arch, shape)) return;
+  }
   for (auto const k : {256, 128, 64, 32}) {
     if (k > c.block_k) continue;
     auto trial = c;
@@ -56,7 +60,23 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   DefaultConfigs d{c, c};
   d.stage1.stage = 1;
   d.stage2.stage = 2;
-  if (nvidia) {
+  if (nvidia && shape.dtype != DtypePath::bf16 && M > 32) {
+    // sm_90, MXFP4 weights, beyond decode sizes: the weight-pipelined kernels (stages 3) with
+    // small row tiles. Measured on the H200 (results/sm_90/2026-11-30-h200/, backbone E384
+    // top6): at M = 64 / 512 / 4096 these take 1.63 / 2.58 / 8.34 ms where the previous
+    // heuristic (block_m 32-128, stages 1) took 2.40 / 8.33 / 16.1 ms; block_m 16 stays
+    // ahead up to ~8 tokens per expert, block_m 32 beyond.
+    bool const wide = M > 1024;
+    d.stage1.block_m = d.stage2.block_m = wide ? 32 : 16;
+    d.stage1.stages = d.stage2.stages = 3;
+    d.stage1.warps = 8;
+    d.stage1.block_n = wide ? 32 : 64;
+    d.stage1.block_k = 256;
+    d.stage2.warps = wide ? 8 : 4;
+    d.stage2.block_n = wide ? 64 : 128;
+    d.stage2.block_k = 128;
+    d.stage2.ksplit = 2;
+  } else if (nvidia) {
     // sm_90: more warps as block_m grows so each warp keeps one or two n fragments and the
     // accumulators plus A fragments stay in registers (validity.cpp's estimate).
     c.warps = c.block_m == 16 ? 4 : c.block_m == 128 ? 16 : 8;

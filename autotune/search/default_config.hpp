@@ -1,6 +1,10 @@
 #pragma once
 // The baseline every tuned row must beat: what the runtime uses when no tuned row matches.
 // A documented heuristic (docs/kernels.md "Default heuristic"), deliberately simple:
+//   sm_90, MXFP4 weights, M > 32 (measured, see default_config.cpp): weight-pipelined
+//                   kernels (stages 3); M <= 1024: block_m 16, stage one 64x256 on 8 warps,
+//                   stage two 128x128 on 4 warps with split-K 2; above: block_m 32, 32x256
+//                   and 64x128 on 8 warps, split-K 2. Otherwise:
 //   block_m by M:   M <= 32 -> 16, <= 256 -> 32, else 64 (128 on sm_90 above 2048, except bf16)
 //   sm_90:          mma.sync (nonkdim 16), block_k 256; warps 4/8/8/16 for block_m
 //                   16/32/64/128; block_n 64 (stage one) / 128 (stage two) up to block_m 32,

@@ -32,7 +32,8 @@ struct KernelConfig {
   int kpack = 1;
   int nonkdim = 16;  // 0 = FMA fallback; 16/32 = MMA shape (sm_90: 16 only)
   int waves = 0;     // 0 = no occupancy hint
-  int stages = 2;    // 1 = plain, 2 = next A tile prefetched into registers
+  int stages = 2;    // 1 = plain, 2 = next A tile prefetched into registers, 3 = next A
+                     // tile and next tile's weights prefetched (weights double-buffered)
   int ksplit = 1;    // stage two only
   GateUpLayout gate_up = GateUpLayout::interleaved;  // stage one only
   bool doweight_stage1 = false;

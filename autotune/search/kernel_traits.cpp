@@ -57,9 +57,12 @@ KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
   t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
   t.accumulators = t.mt * t.nt * t.acc;
   // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one
-  // decoded run; the A prefetch registers when stages == 2; ~40 for addresses and indices.
+  // decoded run; the A prefetch registers when stages >= 2; ~40 for addresses and indices.
   int const pieces = w_bf16 ? 4 * c.kpack : c.kpack;
-  int const raw = t.nt * (pieces * 4 + (w_bf16 ? 0 : c.kpack));
+  // stages 3 holds a whole k-tile of fragments twice (the tile computing, the next arriving).
+  int const chunk_raw = t.nt * (pieces * 4 + (w_bf16 ? 0 : c.kpack));
+  int const chunks = t.chunk > 0 ? c.block_k / t.chunk : 1;
+  int const raw = c.stages == 3 ? 2 * chunks * chunk_raw : chunk_raw;
   int const decoded = scaled ? 8 : 16 * c.kpack;
   int const prefetch = c.stages > 1 ? t.a_vecs_per_thread * (4 + (a_fp8 ? 1 : 0)) : 0;
   // The compilers keep a chunk's A fragments live across the n fragments (they are the same

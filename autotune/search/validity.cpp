@@ -48,7 +48,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("nonkdim {} on {}: only 16 (mma.sync m16n8k16) or 0 (FMA)", c.nonkdim, an));
   if (!lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16 && c.nonkdim != 32)
     add(fmt::format("nonkdim {} on {}: only 16, 32 (MFMA) or 0 (FMA)", c.nonkdim, an));
-  if (c.stages != 1 && c.stages != 2) add(fmt::format("stages {} is not 1 or 2", c.stages));
+  if (c.stages < 1 || c.stages > 3) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
   if (c.waves < 0 || c.waves > lim.max_waves)
     add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
   if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));

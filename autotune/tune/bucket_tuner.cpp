@@ -1,6 +1,7 @@
 #include "autotune/tune/bucket_tuner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -108,9 +109,11 @@ class BucketRun {
     if (!v.passed) throw BaselineFailure{v.failure, "verification: " + v.detail};
   }
 
-  // Correctness before timing: a pipeline that fails any gate is never timed.
+  // Correctness before timing: every pipeline runs once at the bucket's M against the
+  // reference; one that fails is never timed. (The full gates run on the finalists, below.)
   std::vector<std::size_t> prepare_and_verify() {
     std::vector<std::size_t> alive;
+    auto const start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
       auto& p = m_res.pairs[i];
       auto const prep = m_sampler.prepare(p.pair);
@@ -118,7 +121,7 @@ class BucketRun {
         close(i, prep.status, prep.detail);
         continue;
       }
-      auto v = m_sampler.verify(p.pair, m_res.baseline);
+      auto v = m_sampler.quick_check(p.pair);
       p.verification = v;
       if (!v.passed) {
         close(i, v.failure,
@@ -126,10 +129,18 @@ class BucketRun {
         continue;
       }
       alive.push_back(i);
+      if ((i + 1) % 50 == 0) {
+        log(fmt::format("token {}: checked {}/{} pipelines ({:.1f} s)", m_res.key.token, i + 1,
+                        m_res.pairs.size(), seconds_since(start)));
+      }
     }
-    log(fmt::format("token {}: {} pipelines, {} correct", m_res.key.token, m_res.pairs.size(),
-                    alive.size()));
+    log(fmt::format("token {}: {} pipelines, {} correct at M={} ({:.1f} s)", m_res.key.token,
+                    m_res.pairs.size(), alive.size(), m_res.M, seconds_since(start)));
     return alive;
+  }
+
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
 
   // Starts a block; a candidate that fails while being built is closed and the block is
@@ -202,6 +213,7 @@ class BucketRun {
 
   std::vector<std::size_t> screen(const std::vector<std::size_t>& alive) {
     if (alive.empty()) return {};
+    auto const start = std::chrono::steady_clock::now();
     int const per_block = std::max(1, m_opt.screen_block_size);
     int block = 0;
     for (std::size_t first = 0; first < alive.size(); first += per_block, ++block) {
@@ -222,36 +234,49 @@ class BucketRun {
       }
     }
     std::vector<std::size_t> ranked;
-    double best = 1.0;  // the baseline's own score
     for (auto i : alive) {
-      if (is_open(i) && m_res.pairs[i].screen_score) {
-        ranked.push_back(i);
-        best = std::min(best, *m_res.pairs[i].screen_score);
-      }
+      if (is_open(i) && m_res.pairs[i].screen_score) ranked.push_back(i);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) {
       return *m_res.pairs[a].screen_score < *m_res.pairs[b].screen_score;
     });
+    // In rank order: a finalist must pass every gate before selection; one that does not is
+    // wrong_result and the next in rank takes its place. The margin is measured from the best
+    // *verified* pipeline (the baseline, score 1, counts), so a fast wrong one cannot push
+    // correct ones out.
+    double best = 1.0;
     std::vector<std::size_t> finalists;
     for (std::size_t rank = 0; rank < ranked.size(); ++rank) {
-      auto& p = m_res.pairs[ranked[rank]];
+      auto const i = ranked[rank];
+      auto& p = m_res.pairs[i];
       double const score = *p.screen_score;
-      if (score > best * (1 + m_opt.screen_margin)) {
-        close(ranked[rank], Outcome::slower,
-              fmt::format("screen: {:.2f}% of the baseline's time, more than {:.1f}% slower than "
-                          "the best ({:.2f}%)",
-                          100 * score, 100 * m_opt.screen_margin, 100 * best));
-      } else if (static_cast<int>(finalists.size()) >= m_opt.finalists) {
-        close(ranked[rank], Outcome::slower,
+      if (static_cast<int>(finalists.size()) >= m_opt.finalists) {
+        close(i, Outcome::slower,
               fmt::format("screen: rank {} of {} ({:.2f}% of the baseline's time); only the top "
                           "{} become finalists",
                           rank + 1, ranked.size(), 100 * score, m_opt.finalists));
-      } else {
-        finalists.push_back(ranked[rank]);
+        continue;
       }
+      if (score > best * (1 + m_opt.screen_margin)) {
+        close(i, Outcome::slower,
+              fmt::format("screen: {:.2f}% of the baseline's time, more than {:.1f}% slower than "
+                          "the best verified ({:.2f}%)",
+                          100 * score, 100 * m_opt.screen_margin, 100 * best));
+        continue;
+      }
+      auto v = m_sampler.verify(p.pair, m_res.baseline);
+      p.verification = v;
+      if (!v.passed) {
+        close(i, v.failure,
+              fmt::format("finalist verification: {} (max abs {:.3g}, max rel {:.3g})", v.detail,
+                          v.max_abs, v.max_rel));
+        continue;
+      }
+      best = std::min(best, score);
+      finalists.push_back(i);
     }
-    log(fmt::format("token {}: screened {} pipelines, {} finalists", m_res.key.token,
-                    ranked.size(), finalists.size()));
+    log(fmt::format("token {}: screened {} pipelines, {} verified finalists ({:.1f} s)",
+                    m_res.key.token, ranked.size(), finalists.size(), seconds_since(start)));
     return finalists;
   }
 
@@ -327,32 +352,6 @@ class BucketRun {
     return m;
   }
 
-  // Times one pair of arms back to back in the given order. `other` is the candidate (a
-  // fault closes it and sets `failed`) or the control arm (a fault is the baseline's).
-  stats::PairedSample timed_pair(const std::string& base_arm, const std::string& other_arm,
-                                 bool baseline_first, int block, std::size_t winner,
-                                 bool other_is_candidate, bool& failed) {
-    stats::PairedSample s;
-    s.block = block;
-    s.baseline_first = baseline_first;
-    auto other = [&]() -> double {
-      if (other_is_candidate) {
-        auto t = sample_candidate(other_arm, winner);
-        if (!t) failed = true;
-        return t.value_or(0.0);
-      }
-      return sample_baseline(other_arm);  // the control arm is the baseline's code
-    };
-    if (baseline_first) {
-      s.baseline_us = sample_baseline(base_arm);
-      if (!failed) s.candidate_us = other();
-    } else {
-      s.candidate_us = other();
-      if (!failed) s.baseline_us = sample_baseline(base_arm);
-    }
-    return s;
-  }
-
   void confirm(std::size_t winner) {
     auto& w = m_res.pairs[winner];
     m_res.winner = winner;
@@ -360,40 +359,26 @@ class BucketRun {
     // The declaration leaves this function before a single confirmation sample exists.
     if (m_hooks.on_manifest) m_hooks.on_manifest(*m_res.manifest);
 
-    int const ppb = m_opt.pairs_per_block;
+    ConfirmArms const arms{{kBaselineArm, m_res.baseline}, {kCandidateArm, w.pair},
+                           {kControlArm, m_res.baseline}};
     for (int a = 0; a <= m_opt.control_remeasures; ++a) {
-      ConfirmAttempt att;
-      att.attempt = a;
-      for (int b = 0; b < m_opt.confirm_blocks; ++b) {
-        BlockSpec spec;
-        spec.phase = Phase::confirm;
-        spec.attempt = a;
-        spec.index = b;
-        spec.seed = m_res.manifest->block_seeds.at(static_cast<std::size_t>(a))
-                        .at(static_cast<std::size_t>(b));
-        spec.arms = {{kBaselineArm, m_res.baseline}, {kCandidateArm, w.pair},
-                     {kControlArm, m_res.baseline}};
-        std::map<std::string, std::size_t> arm_pair{{kCandidateArm, winner}};
-        start_block(spec, arm_pair);
-        if (!is_open(winner)) return;  // the candidate could not be built in this block
-        for (int i = 0; i < ppb; ++i) {
-          bool const baseline_first = (b * ppb + i) % 2 == 0;
-          bool failed = false;
-          auto cmp = timed_pair(kBaselineArm, kCandidateArm, baseline_first, b, winner, true,
-                                failed);
-          if (failed) {
-            m_res.summary = "the confirmed pipeline failed while being timed";
-            return;
-          }
-          att.comparison.push_back(cmp);
-          att.control.push_back(
-              timed_pair(kBaselineArm, kControlArm, baseline_first, b, winner, false, failed));
-        }
+      ConfirmationResult result;
+      try {
+        result = run_confirmation(m_sampler, m_opt, arms, a,
+                                  m_res.manifest->block_seeds.at(static_cast<std::size_t>(a)));
+      } catch (const SamplerError& e) {
+        // The baseline or its control arm faulted: no honest comparison is left.
+        throw BaselineFailure{e.kind(), e.what()};
       }
-      att.comparison_summary = stats::summarize_pairs(att.comparison);
-      att.control_summary = stats::summarize_pairs(att.control);
-      att.gate = stats::apply_gate(m_opt.gate, att.comparison_summary);
-      att.control_verdict = stats::judge_control(m_opt.gate, att.control_summary);
+      if (result.fault) {
+        close(winner, result.fault->kind, result.fault->message);
+        // A candidate that could not even be built leaves the default summary.
+        if (!result.fault->while_building) {
+          m_res.summary = "the confirmed pipeline failed while being timed";
+        }
+        return;
+      }
+      auto& att = result.attempt;
       bool const control_ok = att.control_verdict.passed;
       log(fmt::format("token {}: confirmation attempt {}: median {:.3f}%, wins {}/{}, gate {}, "
                       "control {}",

@@ -24,6 +24,7 @@
 #include "autotune/stats/gate.hpp"
 #include "autotune/stats/paired_comparison.hpp"
 #include "autotune/tune/candidate_pairs.hpp"
+#include "autotune/tune/confirmation.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/outcome.hpp"
 #include "autotune/tune/protocol_options.hpp"
@@ -43,15 +44,7 @@ struct PairRecord {
   std::optional<double> select_median_us;
 };
 
-struct ConfirmAttempt {
-  int attempt = 0;
-  std::vector<stats::PairedSample> comparison;  // baseline vs candidate
-  std::vector<stats::PairedSample> control;     // baseline vs baseline (separately built)
-  stats::PairedSummary comparison_summary;
-  stats::PairedSummary control_summary;
-  stats::GateVerdict gate;
-  stats::ControlVerdict control_verdict;
-};
+// ConfirmAttempt: autotune/tune/confirmation.hpp (shared with calibrate).
 
 struct BucketResult {
   io::FmoeKey key;

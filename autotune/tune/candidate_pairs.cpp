@@ -29,9 +29,35 @@ std::optional<search::KernelConfig> partner(const BucketPlan& bucket, int other_
   return first;
 }
 
+// A fixed pair: every plan candidate that is one of its two stages points at it; anything
+// else in the plan is not timed (requalification asks about one pipeline only).
+CandidatePairs fixed_candidate_pairs(const BucketPlan& bucket) {
+  CandidatePairs out;
+  TunePair const fixed{bucket.fixed_pair->stage1, bucket.fixed_pair->stage2};
+  bool const is_baseline = fixed == baseline_pair(bucket);
+  if (!is_baseline) out.pairs.push_back(fixed);
+  for (auto const& c : bucket.candidates) {
+    CandidateSlot slot;
+    slot.stage = c.config.stage;
+    slot.config = c.config.name();
+    if (c.pruned_reason) {
+      slot.pruned = *c.pruned_reason;
+    } else if (c.config != (c.config.stage == 1 ? fixed.stage1 : fixed.stage2)) {
+      slot.pruned = "not part of the fixed pair " + fixed.name();
+    } else if (is_baseline) {
+      slot.is_baseline_pair = true;
+    } else {
+      slot.pair = 0;
+    }
+    out.slots.push_back(std::move(slot));
+  }
+  return out;
+}
+
 }  // namespace
 
 CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
+  if (bucket.fixed_pair) return fixed_candidate_pairs(bucket);
   CandidatePairs out;
   TunePair const base = baseline_pair(bucket);
   std::map<std::string, std::size_t> index;

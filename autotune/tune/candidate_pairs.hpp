@@ -9,6 +9,7 @@
 //   candidate is pruned with that reason.
 // Pipelines that come out identical are timed once; a pipeline equal to the baseline is not a
 // candidate at all (it cannot beat itself).
+// A bucket with a fixed_pair (requalification) yields that one pipeline and nothing else.
 #include <cstddef>
 #include <optional>
 #include <string>

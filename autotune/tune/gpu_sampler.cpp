@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
+#include "autotune/exec/delay_unit.hpp"
+#include "autotune/jit/compile_pool.hpp"
 #include "autotune/moe/mx_formats.hpp"
 #include "autotune/moe/workload.hpp"
 
@@ -19,7 +21,12 @@ GpuSampler::GpuSampler(const gpu::Device& device, search::Arch arch, exec::UnitC
       m_compiler(compiler),
       m_opt(std::move(options)),
       m_stream(device),
-      m_timer(device) {}
+      m_timer(device) {
+  if (!m_opt.test_faults.empty()) {
+    m_test_faults =
+        std::make_unique<TestFaultInjector>(device, compiler.compiler(), m_opt.test_faults);
+  }
+}
 
 GpuSampler::~GpuSampler() {
   // Graphs and pipelines reference the block's buffers: release them first, then the rest.
@@ -43,6 +50,7 @@ void GpuSampler::begin_bucket(const BucketPlan& bucket) {
         return !(held == base);
       }()) {
     m_verifier.reset();
+    m_boundaries_passed.clear();
     m_verifier = std::make_unique<exec::Verifier>(m_device, m_compiler, base, m_opt.weight_seed);
   }
 }
@@ -70,13 +78,38 @@ Preparation GpuSampler::prepare(const TunePair& pair) {
   return {};
 }
 
+Verification GpuSampler::quick_check(const TunePair& pair) {
+  Verification v;
+  try {
+    auto const r = m_verifier->check(pair.stage1, pair.stage2, m_M, moe::RoutingSpec{}, false,
+                                     m_opt.tolerance);
+    v.passed = r.passed;
+    v.checks = 1;
+    v.max_abs = r.max_abs;
+    v.max_rel = r.max_rel;
+    v.detail = fmt::format("{}: {}", r.name, r.detail);
+    v.failure = Outcome::wrong_result;
+  } catch (const std::exception& e) {
+    v.passed = false;
+    v.failure = Outcome::launch_error;
+    v.detail = e.what();
+  }
+  return v;
+}
+
 Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) {
   Verification v;
   try {
     exec::VerifyOptions vo;
     vo.bucket_ms = {m_M};
     vo.tolerance = m_opt.tolerance;
+    // The boundary checks (M = 31 ... 257, input preservation) do not depend on the bucket:
+    // a pair that passed them for this shape is not run through them again for the next M.
+    auto const name = pair.name();
+    bool const boundaries_done = m_boundaries_passed.count(name) > 0;
+    vo.boundaries = !boundaries_done;
     auto const report = m_verifier->verify(pair.stage1, pair.stage2, vo);
+    if (report.passed() && !boundaries_done) m_boundaries_passed.insert(name);
     v.passed = report.passed();
     v.checks = static_cast<int>(report.checks.size());
     v.max_abs = report.worst_max_abs;
@@ -118,8 +151,9 @@ void GpuSampler::begin_block(const BlockSpec& block) {
   auto const routing =
       moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
   auto inputs = std::make_unique<exec::DeviceInputs>(m_device, m_shape, x, routing);
+  // Fresh allocations (a new placement), filled from the verifier's device copy.
   auto weights = std::make_unique<exec::DeviceWeights>(
-      m_device, m_shape, m_verifier->workload().w,
+      m_device, m_verifier->device_weights(),
       exec::cold_weight_copies(m_device, m_shape, routing,
                                m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
   m_inputs = std::move(inputs);
@@ -131,9 +165,13 @@ void GpuSampler::begin_block(const BlockSpec& block) {
   using exec::PipelinePart;
   for (auto const& arm : block.arms) {
     try {
+      if (m_build_observer) m_build_observer(arm.label);
       ArmState s;
       s.label = arm.label;
+      s.pair_name = arm.pair.name();
       s.pipeline = make_pipeline(arm.pair);
+      if (m_test_faults) m_test_faults->inject(s.pair_name, TestFault::When::build, m_stream);
+      if (arm.delay_ns) s.pipeline->set_delay(delay_unit(), *arm.delay_ns);
       // A full run first: stage two alone reads the slots and h a full run leaves.
       s.pipeline->enqueue(*m_inputs, *m_weights, m_stream);
       m_stream.synchronize();
@@ -160,6 +198,17 @@ void GpuSampler::begin_block(const BlockSpec& block) {
   }
 }
 
+const jit::CompileResult& GpuSampler::delay_unit() {
+  // Compiled once per sampler, outside the code cache: one tiny unit, well under a second.
+  if (!m_delay_unit) {
+    m_delay_unit = jit::compile_unit(m_compiler.compiler(), nullptr, exec::delay_unit_source());
+  }
+  if (m_delay_unit->status != jit::CompileStatus::ok) {
+    throw Error(fmt::format("the delay kernel did not compile: {}", m_delay_unit->result.log));
+  }
+  return m_delay_unit->result;
+}
+
 double GpuSampler::replay(const gpu::GraphExec& graph) {
   return m_timer.time_us(graph, m_stream, m_opt.repeats);
 }
@@ -169,6 +218,7 @@ double GpuSampler::sample_us(std::string_view arm, TimedUnit unit) {
                          [&](const ArmState& s) { return s.label == arm; });
   if (it == m_arms.end()) throw Error(fmt::format("GpuSampler: no arm '{}' in this block", arm));
   try {
+    if (m_test_faults) m_test_faults->inject(it->pair_name, TestFault::When::sample, m_stream);
     switch (unit) {
       case TimedUnit::full:
         if (!it->full) break;

@@ -12,11 +12,14 @@
 //    anew: placement changes between blocks and becomes noise the paired statistics see;
 //  - a sample is one replay of a graph of R launches, timed with events, divided by R;
 //    weights rotate through copies totalling >= 4x L2 unless `hot`.
-// Limits: a kernel that hangs is not caught (no watchdog in-process: timeout is never
-// reported), and after a device fault the context is lost, so later samples fail too; the
-// worker-process isolation of DESIGN.md §7 belongs around this class.
+// Limits: in-process, a kernel that hangs is not caught (no watchdog: timeout is never
+// reported), and after a device fault the context is lost, so later samples fail too. That is
+// why `moe-tune tune` runs this class in a worker process (`moe-tune worker`, served by
+// sampler_server.hpp) behind a RemoteSampler with a watchdog, unless --no-isolate.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +30,10 @@
 #include "autotune/exec/unit_compiler.hpp"
 #include "autotune/exec/verifier.hpp"
 #include "autotune/gpu/gpu.hpp"
+#include "autotune/jit/compile_pool.hpp"
 #include "autotune/moe/routing.hpp"
 #include "autotune/tune/sampler.hpp"
+#include "autotune/tune/test_fault.hpp"
 
 namespace moetune::tune {
 
@@ -39,6 +44,8 @@ struct GpuSamplerOptions {
   moe::RoutingSpec routing;         // timing inputs' routing (uniform by default)
   std::uint64_t weight_seed = 1;    // seeded synthetic weights (and verification inputs)
   moe::Tolerance tolerance;         // atol = rtol = 0.02
+  // TEST ONLY (test_fault.hpp): arms whose pair name matches fault or hang on purpose.
+  std::vector<TestFault> test_faults;
 };
 
 class GpuSampler final : public Sampler {
@@ -49,19 +56,28 @@ class GpuSampler final : public Sampler {
 
   void begin_bucket(const BucketPlan& bucket) override;
   [[nodiscard]] Preparation prepare(const TunePair& pair) override;
+  [[nodiscard]] Verification quick_check(const TunePair& pair) override;
   [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
   [[nodiscard]] int repeats() const override { return m_opt.repeats; }
+  // Called with each arm's label as begin_block builds it (the worker reports it, so a fault
+  // or hang while building is blamed on the right arm).
+  void set_build_observer(std::function<void(const std::string&)> observer) {
+    m_build_observer = std::move(observer);
+  }
 
  private:
   struct ArmState {
     std::string label;
+    std::string pair_name;  // for the test-fault hook
     std::unique_ptr<exec::MoePipeline> pipeline;
     std::optional<gpu::GraphExec> full, sort, sort_stage1, stage2;
   };
   [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair);
   [[nodiscard]] double replay(const gpu::GraphExec& graph);
+  // calibrate's delay kernel (Arm::delay_ns), compiled on first use.
+  [[nodiscard]] const jit::CompileResult& delay_unit();
 
   const gpu::Device& m_device;
   search::Arch m_arch;
@@ -69,13 +85,17 @@ class GpuSampler final : public Sampler {
   GpuSamplerOptions m_opt;
   moe::MoeShape m_shape;  // the bucket's, tokens = M
   std::int64_t m_M = 0;
+  std::optional<jit::CompileOutcome> m_delay_unit;
   std::unique_ptr<exec::Verifier> m_verifier;  // per distinct shape (weights generated once)
+  std::set<std::string> m_boundaries_passed;     // pairs whose boundary checks passed (this shape)
   gpu::Stream m_stream;
   exec::ReplayTimer m_timer;
   // Block state. Declared before m_arms so that graphs and pipelines go first on destruction.
   std::unique_ptr<exec::DeviceInputs> m_inputs;
   std::unique_ptr<exec::DeviceWeights> m_weights;
   std::vector<ArmState> m_arms;
+  std::unique_ptr<TestFaultInjector> m_test_faults;  // null unless test_faults is set
+  std::function<void(const std::string&)> m_build_observer;
 };
 
 }  // namespace moetune::tune

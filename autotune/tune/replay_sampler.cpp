@@ -1,7 +1,14 @@
 #include "autotune/tune/replay_sampler.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <numbers>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -44,8 +51,10 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
                              p.value("detail", std::string())};
     }
   }
-  if (j.contains("verification")) {
-    for (auto const& [pair, v] : j.at("verification").items()) {
+  for (auto const* field : {"verification", "full_verification"}) {
+    if (!j.contains(field)) continue;
+    auto& target = std::string_view(field) == "verification" ? m.verification : m.full_verification;
+    for (auto const& [pair, v] : j.at(field).items()) {
       Verification out;
       out.passed = v.value("passed", true);
       out.detail = v.value("detail", std::string());
@@ -55,7 +64,7 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
       out.err2 = v.value("err2", 0.0);
       out.max_abs_vs_baseline = v.value("max_abs_vs_baseline", 0.0);
       out.failure = outcome_field(v, "failure", Outcome::wrong_result);
-      m.verification[pair] = out;
+      target[pair] = out;
     }
   }
   if (j.contains("sample_failure")) {
@@ -66,11 +75,46 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
     }
   }
   m.recorded = j.value("recorded", m.recorded);
+  m.sample_delay_ms = j.value("sample_delay_ms", m.sample_delay_ms);
+  for (auto const& [field, target] : {std::pair{"crash_pairs", &m.crash_pairs},
+                                      std::pair{"hang_pairs", &m.hang_pairs}}) {
+    if (!j.contains(field)) continue;
+    auto const& f = j.at(field);
+    if (f.is_array()) {
+      for (auto const& name : f) (*target)[name.get<std::string>()] = "sample";
+    } else {
+      *target = f.get<std::map<std::string, std::string>>();
+    }
+    for (auto const& [pair, where] : *target) {
+      if (where != "prepare" && where != "quick_check" && where != "verify" && where != "build" &&
+          where != "sample") {
+        throw Error(fmt::format("replay model: {}.{}: '{}' is not prepare, quick_check, verify, "
+                                "build or sample",
+                                field, pair, where));
+      }
+    }
+  }
   return m;
 }
 
 ReplaySampler::ReplaySampler(ReplayModel model)
     : m_model(std::move(model)), m_state(m_model.seed) {}
+
+void ReplaySampler::misbehave_if_asked(const std::string& pair, std::string_view where) const {
+  if (auto const c = m_model.crash_pairs.find(pair); c != m_model.crash_pairs.end() && c->second == where) {
+    std::fprintf(stderr, "replay model: %s crashes in %s (crash_pairs): aborting\n", pair.c_str(),
+                 c->second.c_str());
+    // A simulated crash leaves no core file behind.
+    rlimit const none{0, 0};
+    ::setrlimit(RLIMIT_CORE, &none);
+    std::abort();
+  }
+  if (auto const h = m_model.hang_pairs.find(pair); h != m_model.hang_pairs.end() && h->second == where) {
+    std::fprintf(stderr, "replay model: %s hangs in %s (hang_pairs)\n", pair.c_str(),
+                 h->second.c_str());
+    for (;;) ::pause();
+  }
+}
 
 double ReplaySampler::normal() {
   // SplitMix64 for uniforms, Box-Muller for the normal: std::normal_distribution differs
@@ -95,13 +139,33 @@ void ReplaySampler::begin_bucket(const BucketPlan& bucket) {
 Preparation ReplaySampler::prepare(const TunePair& pair) {
   auto const name = pair.name();
   m_log.push_back("prepare " + name);
+  misbehave_if_asked(name, "prepare");
   auto const it = m_model.preparation.find(name);
   return it == m_model.preparation.end() ? Preparation{} : it->second;
+}
+
+// The model's verification entry decides both depths: a pair the model marks wrong fails its
+// quick check already (as a real wrong kernel fails at its own M), so it is never timed.
+Verification ReplaySampler::quick_check(const TunePair& pair) {
+  auto const name = pair.name();
+  m_log.push_back("quick_check " + name);
+  misbehave_if_asked(name, "quick_check");
+  auto const it = m_model.verification.find(name);
+  if (it != m_model.verification.end()) return it->second;
+  Verification v;
+  v.passed = true;
+  v.detail = "quick check passed (replay model)";
+  v.checks = 1;
+  return v;
 }
 
 Verification ReplaySampler::verify(const TunePair& pair, const TunePair& /*baseline*/) {
   auto const name = pair.name();
   m_log.push_back("verify " + name);
+  misbehave_if_asked(name, "verify");
+  if (auto const full = m_model.full_verification.find(name); full != m_model.full_verification.end()) {
+    return full->second;
+  }
   auto const it = m_model.verification.find(name);
   if (it != m_model.verification.end()) return it->second;
   Verification v;
@@ -116,6 +180,10 @@ void ReplaySampler::begin_block(const BlockSpec& block) {
                                  block.index);
   for (auto const& arm : block.arms) line += " " + arm.label + "=" + arm.pair.name();
   m_log.push_back(std::move(line));
+  for (auto const& arm : block.arms) {
+    if (m_build_observer) m_build_observer(arm.label);
+    misbehave_if_asked(arm.pair.name(), "build");
+  }
   m_block = block;
   m_in_block = true;
   // Fresh placement for every arm of the new block.
@@ -129,12 +197,16 @@ double ReplaySampler::sample_us(std::string_view arm_label, TimedUnit unit) {
   std::string const label(arm_label);
   m_log.push_back(fmt::format("sample {} {} {}", to_string(m_block.phase), label, to_string(unit)));
   if (!m_in_block) throw Error("ReplaySampler: sample_us before begin_block");
+  if (m_model.sample_delay_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_model.sample_delay_ms));
+  }
   const Arm* arm = nullptr;
   for (auto const& a : m_block.arms) {
     if (a.label == label) arm = &a;
   }
   if (!arm) throw Error(fmt::format("ReplaySampler: no arm '{}' in this block", label));
   auto const name = arm->pair.name();
+  misbehave_if_asked(name, "sample");
   if (auto const f = m_model.sample_failure.find(name); f != m_model.sample_failure.end()) {
     throw SamplerError(f->second, label, fmt::format("{}: {} (replay model)", name,
                                                      to_string(f->second)));
@@ -159,7 +231,12 @@ double ReplaySampler::sample_us(std::string_view arm_label, TimedUnit unit) {
     }
   }
   rel += m_model.noise * normal();
-  return mean * (1.0 + rel);
+  // calibrate's known slowdown: a fixed spin after stage two, untouched by placement or noise
+  // (the spin waits on a clock, not on memory). The stage-one unit does not contain it.
+  double const delay_us = arm->delay_ns && unit != TimedUnit::stage1
+                              ? static_cast<double>(*arm->delay_ns) / 1000.0
+                              : 0.0;
+  return mean * (1.0 + rel) + delay_us;
 }
 
 }  // namespace moetune::tune

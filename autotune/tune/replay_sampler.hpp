@@ -5,6 +5,7 @@
 // CI runs the whole qualification protocol on it; every call is logged so tests can assert
 // on the order of events (e.g. the manifest precedes the first confirmation sample).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,10 +33,23 @@ struct ReplayModel {
                                  // minus 5 % for the sort, which neither isolated stage holds)
   std::map<std::string, Preparation> preparation;    // by pair name; default: ready
   std::map<std::string, Verification> verification;  // by pair name; default: passes
+  // By pair name: the result of the full gates only (a pair right at its own M that fails a
+  // boundary M, say); default: `verification`'s entry.
+  std::map<std::string, Verification> full_verification;
   std::map<std::string, Outcome> sample_failure;     // by pair name: sample_us throws this
   // By "PHASE:ARM" (e.g. "confirm:candidate"): recorded samples, served in order before the
   // model is asked; running out is an error.
   std::map<std::string, std::vector<double>> recorded;
+  // Wall time each sample_us call sleeps: makes a replayed run slow enough to be killed
+  // mid-run (the --resume test). It changes no sample value.
+  double sample_delay_ms = 0;
+  // By pair name, then where: "prepare", "quick_check", "verify", "build" (begin_block) or
+  // "sample". The process really dies there (abort(), no core file) or really hangs (sleeps
+  // until killed), so that the isolation of `moe-tune worker` is exercised for real: in a
+  // worker the parent sees a dead or silent child; in-process the run ends or hangs, as an
+  // unisolated GPU run would. In JSON, an array of names means "sample".
+  std::map<std::string, std::string> crash_pairs;
+  std::map<std::string, std::string> hang_pairs;
 };
 
 // Reads a model from JSON: every field of ReplayModel under its own name; preparation and
@@ -49,6 +63,7 @@ class ReplaySampler final : public Sampler {
 
   void begin_bucket(const BucketPlan& bucket) override;
   [[nodiscard]] Preparation prepare(const TunePair& pair) override;
+  [[nodiscard]] Verification quick_check(const TunePair& pair) override;
   [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
@@ -58,9 +73,17 @@ class ReplaySampler final : public Sampler {
   // "sample confirm candidate full": one line per call, in call order.
   [[nodiscard]] const std::vector<std::string>& log() const { return m_log; }
   [[nodiscard]] ReplayModel& model() { return m_model; }
+  // Called with each arm's label as begin_block builds it (the worker reports it, so a crash
+  // or hang while building is blamed on the right arm).
+  void set_build_observer(std::function<void(const std::string&)> observer) {
+    m_build_observer = std::move(observer);
+  }
 
  private:
   double normal();  // standard normal, deterministic for a seed on every platform
+  // crash_pairs / hang_pairs: dies or hangs here if the model says so for this pair.
+  void misbehave_if_asked(const std::string& pair, std::string_view where) const;
+  std::function<void(const std::string&)> m_build_observer;
 
   ReplayModel m_model;
   std::uint64_t m_state;

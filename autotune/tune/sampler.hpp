@@ -6,14 +6,17 @@
 //
 // The protocol drives a sampler like this, for one bucket:
 //   begin_bucket(bucket)
-//   prepare(pair), verify(pair, baseline)        per candidate, before any timing
+//   prepare(pair), quick_check(pair)             per candidate, before any timing
+//   verify(pair, baseline)                       the baseline and each finalist (all gates)
 //   begin_block(spec)                            fresh buffers and fresh graph captures for
 //   sample_us(arm, unit) ...                     the arms named in spec, then samples
 //   begin_block(spec) ...
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "autotune/search/kernel_config.hpp"
@@ -36,8 +39,18 @@ struct TunePair {
 // and its own captured graph. Two arms may run the same pair — that is how the
 // identical-kernel control is built exactly like the comparison.
 struct Arm {
+  // A constructor rather than an aggregate, so that {label, pair} stays complete (no
+  // missing-initializer warning) now that calibrate's optional delay exists.
+  Arm() = default;
+  Arm(std::string label_, TunePair pair_, std::optional<std::uint64_t> delay = std::nullopt)
+      : label(std::move(label_)), pair(std::move(pair_)), delay_ns(delay) {}
+
   std::string label;  // unique within a block: "baseline", "candidate", "control", a pair name
   TunePair pair;
+  // Only `calibrate` sets this: one extra kernel after stage two that spins this many ns
+  // (0 = the extra kernel's launch cost alone), a known slowdown that is real on the GPU.
+  // Empty = the pipeline exactly as tuned.
+  std::optional<std::uint64_t> delay_ns;
 };
 
 // What one sample times: the full MoE (sort + stage one + stage two + any zeroing/reduce/
@@ -103,7 +116,13 @@ class Sampler {
   virtual void begin_bucket(const BucketPlan& bucket) = 0;
   // Compile and load; never throws for a candidate's own failure.
   [[nodiscard]] virtual Preparation prepare(const TunePair& pair) = 0;
-  // The correctness gates for `pair`, plus its output's distance from `baseline`'s.
+  // One run at the bucket's own M against the reference (sort, NaN-sentinel coverage, y and
+  // the intermediate): every candidate passes this before it is timed at all, so a wrong
+  // result never reaches screening. Cheap: one launch per candidate.
+  [[nodiscard]] virtual Verification quick_check(const TunePair& pair) = 0;
+  // All the correctness gates of DESIGN.md §2 for `pair` (boundary M, concentrated routing,
+  // input preservation, changed-input graph replay), plus its output's distance from
+  // `baseline`'s: the baseline and every finalist pass this before selection.
   [[nodiscard]] virtual Verification verify(const TunePair& pair, const TunePair& baseline) = 0;
   // Drops every previous block's buffers and graphs, allocates fresh inputs and weights,
   // builds each arm and captures its graphs for the listed units.

@@ -4,6 +4,7 @@
 // search space with its pruning verdict. Rows moe-tune has no kernel for are kept with the
 // reason, so the report accounts for every input line.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ struct BucketPlan {
   moe::MoeShape shape;
   search::DefaultConfigs baseline;
   std::vector<search::Candidate> candidates;  // stage one first, then stage two
+  // Set: time exactly this pipeline against the baseline and nothing else (`moe-tune
+  // requalify` re-checks a tuned row's pair through the same protocol). The candidates are
+  // then the pair's two configurations; make_candidate_pairs pairs them with each other,
+  // never with a partner of its own choosing.
+  struct FixedPair {
+    search::KernelConfig stage1;
+    search::KernelConfig stage2;
+  };
+  std::optional<FixedPair> fixed_pair;
 };
 
 struct SkippedRow {

@@ -205,11 +205,48 @@ TEST_CASE("wrong_result and compile_error candidates never reach timing", "[tune
     CHECK(line.find(pipeline_name(b, 0)) == std::string::npos);
     CHECK(line.find(pipeline_name(b, 1)) == std::string::npos);
   }
-  // The compile error is never verified either.
+  // The compile error is never checked; the wrong one fails its quick check and never
+  // reaches the full gates (those are for finalists).
+  CHECK(count_prefix(sampler.log(), "quick_check " + pipeline_name(b, 1)) == 0);
   CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 1)) == 0);
-  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 0)) == 1);
+  CHECK(count_prefix(sampler.log(), "quick_check " + pipeline_name(b, 0)) == 1);
+  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 0)) == 0);
+  // The winner passed the full gates before selection.
+  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 2)) == 1);
   CHECK(r.qualified);
   CHECK(r.pairs[*r.winner].pair.name() == pipeline_name(b, 2));
+}
+
+TEST_CASE("a finalist that fails the full gates is wrong_result and the next takes its place",
+          "[tune]") {
+  auto const b = make_bucket(8, 6, 3);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 90.0;  // fastest, right at its own M, wrong at M=257
+  model.mean_us[pipeline_name(b, 1)] = 96.0;
+  Verification boundary;
+  boundary.passed = false;
+  boundary.detail = "M=257 uniform: 40 of 5120 elements out of tolerance";
+  boundary.max_abs = 0.25;
+  model.full_verification[pipeline_name(b, 0)] = boundary;
+  ReplaySampler sampler(model);
+  ProtocolOptions options;
+  options.finalists = 1;
+  auto const r = tune_bucket(b, sampler, options);
+
+  auto const& wrong = record(r, pipeline_name(b, 0));
+  CHECK(wrong.outcome == Outcome::wrong_result);
+  CHECK_THAT(wrong.reason, Catch::Contains("finalist verification") && Catch::Contains("M=257"));
+  // It was timed in screening (it passed its quick check) but never selected or confirmed.
+  CHECK(count_prefix(sampler.log(), "quick_check " + pipeline_name(b, 0)) == 1);
+  CHECK(count_prefix(sampler.log(), "verify " + pipeline_name(b, 0)) == 1);
+  for (auto const& line : sampler.log()) {
+    if (line.rfind("begin_block select", 0) == 0 || line.rfind("begin_block confirm", 0) == 0) {
+      CHECK(line.find(pipeline_name(b, 0)) == std::string::npos);
+    }
+  }
+  REQUIRE(r.winner.has_value());
+  CHECK(r.pairs[*r.winner].pair.name() == pipeline_name(b, 1));
+  CHECK(r.qualified);
 }
 
 TEST_CASE("a launch error while timing costs that candidate only", "[tune]") {

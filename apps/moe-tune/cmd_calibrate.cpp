@@ -1,0 +1,320 @@
+// `moe-tune calibrate`: measures, on the device in hand, what the qualification protocol is
+// worth (DESIGN.md §4, item 3): the false-qualification rate of the full confirmation design
+// (the baseline against a separately built copy of itself, fresh placement per block, control
+// and gate exactly as tune runs them) and its power against known slowdowns of the baseline,
+// each with an exact 95 % interval, and a verdict against the targets. Without a GPU it needs
+// `--replay MODEL.json` (synthetic samples, for CI), which is never a measurement.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/shape_options.hpp"
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/core/error.hpp"
+#include "autotune/exec/unit_compiler.hpp"
+#include "autotune/gpu/availability.hpp"
+#include "autotune/gpu/gpu.hpp"
+#include "autotune/search/default_config.hpp"
+#include "autotune/tune/calibration.hpp"
+#include "autotune/tune/candidate_pairs.hpp"
+#include "autotune/tune/gpu_sampler.hpp"
+#include "autotune/tune/replay_sampler.hpp"
+
+namespace moetune::app {
+namespace {
+
+struct CalibrateOptions {
+  ShapeOptions shape;
+  std::int64_t M = 1;  // decode: the cheapest trial, and where placement bias was largest
+  std::string config = "default";
+  int trials = 100;
+  int power_trials = -1;  // -1: as many as --trials
+  std::vector<double> slowdowns_percent{1, 2, 3, 5};
+  int blocks = 0;           // 0: tune's default
+  int pairs_per_block = 0;  // 0: tune's default
+  double min_gain_percent = -1;  // <0: tune's default gate threshold
+  int control_remeasures = -1;   // <0: tune's default
+  int reference_samples = 15;
+  std::string routing = "uniform";
+  bool hot = false;
+  std::uint64_t seed = 1;
+  std::string cache_dir;
+  std::string json_path;
+  std::string replay;
+  std::string arch = "sm_90";  // replay only: the arch the shape and baseline are planned for
+  double target_false_percent = 1;
+  double target_power_percent = 95;
+  double target_power_slowdown_percent = 3;
+};
+
+tune::BucketPlan make_bucket(const CalibrateOptions& opt, search::Arch arch) {
+  if (opt.shape.dtypes.size() != 1) {
+    throw Error("calibrate: give exactly one --dtype (the baseline of one shape is calibrated)");
+  }
+  if (opt.M < 1) throw Error("calibrate: --m must be positive");
+  tune::BucketPlan b;
+  b.shape = opt.shape.shapes_for(arch).at(0);
+  b.shape.tokens = opt.M;
+  b.M = opt.M;
+  b.key.token = opt.M;
+  b.key.model_dim = b.shape.hidden;
+  b.key.inter_dim = b.shape.inter;
+  b.key.expert = b.shape.experts;
+  b.key.topk = b.shape.topk;
+  if (opt.config == "default") {
+    b.baseline = search::default_config(b.shape, arch, opt.M);
+  } else {
+    auto const comma = opt.config.find(',');
+    if (comma == std::string::npos) {
+      throw Error(fmt::format("--config '{}': expected 'default' or 'STAGE1_NAME,STAGE2_NAME'",
+                              opt.config));
+    }
+    b.baseline = {search::parse_kernel_name(opt.config.substr(0, comma)),
+                  search::parse_kernel_name(opt.config.substr(comma + 1))};
+  }
+  return b;
+}
+
+tune::CalibrationOptions calibration_options(const CalibrateOptions& opt) {
+  tune::CalibrationOptions c;
+  auto& p = c.protocol;
+  p.seed = opt.seed;
+  if (opt.blocks > 0) p.confirm_blocks = opt.blocks;
+  if (opt.pairs_per_block > 0) p.pairs_per_block = opt.pairs_per_block;
+  if (opt.min_gain_percent >= 0) p.gate.min_median_reduction = opt.min_gain_percent / 100;
+  if (opt.control_remeasures >= 0) p.control_remeasures = opt.control_remeasures;
+  c.null_trials = opt.trials;
+  c.power_trials = opt.power_trials < 0 ? opt.trials : opt.power_trials;
+  c.slowdowns.clear();
+  for (double s : opt.slowdowns_percent) c.slowdowns.push_back(s / 100);
+  c.reference_samples = opt.reference_samples;
+  return c;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string progress_line(int done, int rounds, const tune::CalibrationResult& r) {
+  std::string line = fmt::format("trial {}/{}:", done, rounds);
+  for (auto const& c : r.cases) {
+    line += fmt::format(" {} {}/{} ({})", c.name, c.qualified(), c.trials.size(),
+                        percent(c.rate()));
+  }
+  if (!r.cases.empty() && !r.cases.front().trials.empty()) {
+    line += fmt::format(", {:.1f} s per trial", r.cases.front().trials.back().seconds);
+  }
+  return line;
+}
+
+void print_table(const tune::CalibrationResult& r) {
+  fmt::print("\n{:<14} {:>6} {:>9} {:>7} {:>17} {:>16} {:>12} {:>11}\n", "case", "trials",
+             "qualified", "rate", "95% CI", "control failed", "median gain", "delay ns");
+  for (auto const& c : r.cases) {
+    auto const ci = c.interval();
+    fmt::print("{:<14} {:>6} {:>9} {:>7} {:>17} {:>16} {:>+11.3f}% {:>11}\n", c.name,
+               c.trials.size(), c.qualified(), percent(c.rate()),
+               fmt::format("[{}, {}]", percent(ci.lower), percent(ci.upper)),
+               fmt::format("{} ({} of {})", c.control_failed_trials(), c.control_failed_attempts(),
+                           c.attempts()),
+               100 * c.median_gain(), c.delay_ns ? fmt::format("{}", *c.delay_ns) : "-");
+  }
+  fmt::print(
+      "qualified = gate and control passed in the last attempt (what tune writes a row for); "
+      "control failed = trials whose final control failed (attempts that failed, of all "
+      "attempts); median gain = median over trials of the median paired reduction.\n");
+}
+
+nlohmann::json to_json(const tune::CalibrationResult& r, const tune::CalibrationOptions& o,
+                       const tune::TargetVerdict& verdict, nlohmann::json machine) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (auto const& c : r.cases) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (auto const& t : c.trials) {
+      trials.push_back({{"index", t.index}, {"attempts", t.attempts},
+                        {"control_failures", t.control_failures},
+                        {"median_reduction", t.median_reduction}, {"wins", t.wins},
+                        {"pairs", t.pairs}, {"block_median_reductions", t.block_median_reductions},
+                        {"control_median_reduction", t.control_median_reduction},
+                        {"gate_passed", t.gate_passed}, {"control_passed", t.control_passed},
+                        {"qualified", t.qualified}, {"first_block_seeds", t.first_block_seeds},
+                        {"seconds", t.seconds}});
+    }
+    auto const ci = c.interval();
+    cases.push_back({{"name", c.name}, {"slowdown", c.slowdown},
+                     {"delay_ns", c.delay_ns ? nlohmann::json(*c.delay_ns) : nlohmann::json()},
+                     {"trials", c.trials.size()}, {"qualified", c.qualified()},
+                     {"rate", c.rate()}, {"ci95", {ci.lower, ci.upper}},
+                     {"control_failed_trials", c.control_failed_trials()},
+                     {"control_failed_attempts", c.control_failed_attempts()},
+                     {"attempts", c.attempts()}, {"median_gain", c.median_gain()},
+                     {"trial_results", trials}});
+  }
+  auto const& p = o.protocol;
+  return {{"machine", std::move(machine)},
+          {"command", command_line()},
+          {"baseline", r.baseline.name()},
+          {"reference_median_us", r.reference_median_us},
+          {"reference_samples_us", r.reference_samples_us},
+          {"protocol",
+           {{"confirm_blocks", p.confirm_blocks}, {"pairs_per_block", p.pairs_per_block},
+            {"control_remeasures", p.control_remeasures},
+            {"min_median_reduction", p.gate.min_median_reduction},
+            {"required_wins", r.required_wins}, {"require_every_block", p.gate.require_every_block},
+            {"control_fraction", p.gate.control_fraction}, {"seed", p.seed}}},
+          {"cases", cases},
+          {"targets_met", verdict.met()},
+          {"verdict", verdict.lines},
+          {"seconds", r.seconds}};
+}
+
+void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
+  bool const replaying = !opt.replay.empty();
+  std::optional<gpu::Device> device;
+  if (!replaying) {
+    auto const probe = gpu::probe_gpu();
+    if (!probe.available) {
+      fmt::print(stderr,
+                 "calibrate needs a GPU: {}.\nIt measures the timing of the device in hand; "
+                 "without one, only `--replay MODEL.json` (synthetic samples, never a "
+                 "measurement) runs.\n",
+                 probe.reason);
+      exit_code = 3;
+      return;
+    }
+    device.emplace(0);
+  }
+  auto const arch = search::parse_arch(replaying ? opt.arch : device->info().arch);
+  auto const bucket = make_bucket(opt, arch);
+  auto const copt = calibration_options(opt);
+  tune::CalibrationTargets targets;
+  targets.max_false_rate = opt.target_false_percent / 100;
+  targets.min_power = opt.target_power_percent / 100;
+  targets.power_slowdown = opt.target_power_slowdown_percent / 100;
+
+  nlohmann::json machine;
+  std::unique_ptr<tune::Sampler> sampler;
+  std::unique_ptr<exec::UnitCompiler> compiler;
+  if (replaying) {
+    auto const text = read_file(opt.replay);
+    try {
+      sampler = std::make_unique<tune::ReplaySampler>(
+          tune::replay_model_from_json(nlohmann::json::parse(text)));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: not a replay model: {}", opt.replay, e.what()));
+    }
+    machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"}};
+    fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
+  } else {
+    compiler = std::make_unique<exec::UnitCompiler>(arch, opt.cache_dir);
+    tune::GpuSamplerOptions so;
+    so.hot = opt.hot;
+    so.routing = moe::parse_routing_spec(opt.routing);
+    so.weight_seed = opt.seed;
+    sampler = std::make_unique<tune::GpuSampler>(*device, arch, *compiler, so);
+    machine = {{"device", device->info().name}, {"arch", device->info().arch},
+               {"driver", device->info().driver_version},
+               {"compiler", compiler->compiler().identity()}, {"sampler", "gpu"},
+               {"routing", opt.routing}, {"hot", opt.hot}, {"repeats", sampler->repeats()}};
+    fmt::print("calibrate: {} ({})\n", device->info().name, device->info().arch);
+  }
+  auto const& p = copt.protocol;
+  fmt::print("shape H={} I={} E={} topk={} {} at M={}; baseline {}\n", bucket.shape.hidden,
+             bucket.shape.inter, bucket.shape.experts, bucket.shape.topk,
+             moe::to_string(bucket.shape.dtype), bucket.M, tune::baseline_pair(bucket).name());
+  fmt::print("design: {} blocks x {} pairs (fresh inputs, weights and graphs per block), control "
+             "after every pair, up to {} re-measure(s) after a failed control; gate median >= "
+             "{:.2f}% and wins >= {} of {}{}\n",
+             p.confirm_blocks, p.pairs_per_block, p.control_remeasures,
+             100 * p.gate.min_median_reduction,
+             stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block),
+             p.confirm_blocks * p.pairs_per_block,
+             p.gate.require_every_block ? " and a gain in every block" : "");
+  std::fflush(stdout);
+
+  int const rounds = std::max(copt.null_trials, copt.slowdowns.empty() ? 0 : copt.power_trials);
+  tune::CalibrationHooks hooks;
+  hooks.log = [](std::string_view line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  };
+  hooks.on_round = [rounds](int done, const tune::CalibrationResult& r) {
+    fmt::print("{}\n", progress_line(done, rounds, r));
+    std::fflush(stdout);
+  };
+  auto const result = tune::calibrate(bucket, *sampler, copt, hooks);
+  print_table(result);
+  auto const verdict = tune::judge_targets(result, targets);
+  for (auto const& line : verdict.lines) fmt::print("{}\n", line);
+  fmt::print("verdict: {} ({:.0f} s)\n", verdict.met() ? "targets met" : "targets NOT met",
+             result.seconds);
+  if (!opt.json_path.empty()) {
+    write_file_atomically(opt.json_path,
+                          to_json(result, copt, verdict, std::move(machine)).dump(2) + "\n");
+  }
+  exit_code = verdict.met() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<CalibrateOptions>();
+  opt->shape.dtypes = {"a16w4"};
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the confirmation design's false-qualification rate (the baseline against "
+      "itself) and its power against known slowdowns, with 95% intervals (docs/tuning.md)");
+  opt->shape.add_to(*cmd);
+  cmd->add_option("--m", opt->M, "Tokens (actual M) of the timed workload")->capture_default_str();
+  cmd->add_option("--config", opt->config,
+                  "The baseline pair: 'default' (the runtime's heuristic) or "
+                  "'STAGE1_NAME,STAGE2_NAME'")
+      ->capture_default_str();
+  cmd->add_option("--trials", opt->trials, "Trials of the null case (0: skip it)")
+      ->capture_default_str();
+  cmd->add_option("--power-trials", opt->power_trials,
+                  "Trials per slowdown (default: as many as --trials; 0: skip the slowdowns)");
+  cmd->add_option("--slowdowns", opt->slowdowns_percent,
+                  "Known slowdowns of the baseline, in percent of its median time")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--blocks", opt->blocks, "Confirmation blocks (default: tune's)");
+  cmd->add_option("--pairs-per-block", opt->pairs_per_block, "Pairs per block (default: tune's)");
+  cmd->add_option("--min-gain", opt->min_gain_percent,
+                  "Gate: minimum median paired reduction in percent (default: tune's)");
+  cmd->add_option("--control-remeasures", opt->control_remeasures,
+                  "Re-measures after a failed control (default: tune's)");
+  cmd->add_option("--reference-samples", opt->reference_samples,
+                  "Samples of the baseline that size the delays")
+      ->capture_default_str();
+  cmd->add_option("--routing", opt->routing,
+                  "Timing routing: uniform, round_robin, concentrated, zipf:S, file:PATH")
+      ->capture_default_str();
+  cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
+  cmd->add_option("--seed", opt->seed, "Seed of weights, inputs and every trial's blocks")
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", opt->cache_dir, "Code cache directory");
+  cmd->add_option("--json", opt->json_path, "Also write every trial as JSON");
+  cmd->add_option("--replay", opt->replay,
+                  "Run without a GPU on samples from this replay model (JSON, see "
+                  "docs/tuning.md); never a measurement");
+  cmd->add_option("--arch", opt->arch, "With --replay: the arch the baseline is planned for")
+      ->capture_default_str();
+  cmd->add_option("--target-false", opt->target_false_percent,
+                  "Target: at most this false-qualification rate, percent")
+      ->capture_default_str();
+  cmd->add_option("--target-power", opt->target_power_percent,
+                  "Target: at least this power, percent")
+      ->capture_default_str();
+  cmd->add_option("--target-power-at", opt->target_power_slowdown_percent,
+                  "Target: the slowdown, percent, the power target applies to")
+      ->capture_default_str();
+  cmd->callback([opt, &exit_code] { run_calibrate(*opt, exit_code); });
+}
+
+}  // namespace moetune::app

@@ -1,0 +1,253 @@
+#include "autotune/tune/calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "autotune/core/error.hpp"
+#include "autotune/stats/gate.hpp"
+#include "autotune/stats/order_statistics.hpp"
+#include "autotune/tune/candidate_pairs.hpp"
+#include "autotune/tune/confirmation.hpp"
+
+namespace moetune::tune {
+
+int CalibrationCase::qualified() const {
+  return static_cast<int>(std::count_if(trials.begin(), trials.end(),
+                                        [](const CalibrationTrial& t) { return t.qualified; }));
+}
+
+double CalibrationCase::rate() const {
+  return trials.empty() ? 0.0 : static_cast<double>(qualified()) / static_cast<double>(trials.size());
+}
+
+stats::Interval CalibrationCase::interval() const {
+  if (trials.empty()) return {};
+  return stats::clopper_pearson(qualified(), static_cast<int>(trials.size()));
+}
+
+int CalibrationCase::control_failed_trials() const {
+  return static_cast<int>(std::count_if(
+      trials.begin(), trials.end(), [](const CalibrationTrial& t) { return !t.control_passed; }));
+}
+
+int CalibrationCase::attempts() const {
+  int n = 0;
+  for (auto const& t : trials) n += t.attempts;
+  return n;
+}
+
+int CalibrationCase::control_failed_attempts() const {
+  int n = 0;
+  for (auto const& t : trials) n += t.control_failures;
+  return n;
+}
+
+double CalibrationCase::median_gain() const {
+  if (trials.empty()) return 0.0;
+  std::vector<double> r;
+  for (auto const& t : trials) r.push_back(t.median_reduction);
+  return stats::exact_median(r);
+}
+
+const CalibrationCase* CalibrationResult::null_case() const {
+  for (auto const& c : cases) {
+    if (!(c.slowdown > 0)) return &c;
+  }
+  return nullptr;
+}
+
+const CalibrationCase* CalibrationResult::slowdown_case(double slowdown) const {
+  for (auto const& c : cases) {
+    if (c.slowdown > 0 && std::fabs(c.slowdown - slowdown) < 1e-9) return &c;
+  }
+  return nullptr;
+}
+
+TargetVerdict judge_targets(const CalibrationResult& result, const CalibrationTargets& targets) {
+  TargetVerdict v;
+  auto describe = [](const CalibrationCase& c) {
+    auto const ci = c.interval();
+    return fmt::format("{}/{} = {:.1f}% (95% CI {:.1f}-{:.1f}%)", c.qualified(), c.trials.size(),
+                       100 * c.rate(), 100 * ci.lower, 100 * ci.upper);
+  };
+  if (auto const* n = result.null_case(); n && !n->trials.empty()) {
+    bool const enough = static_cast<int>(n->trials.size()) >= targets.min_null_trials;
+    v.false_rate_met = enough && n->rate() <= targets.max_false_rate;
+    v.lines.push_back(fmt::format(
+        "false qualification {}: {} {} target <= {:.1f}% over >= {} trials",
+        v.false_rate_met ? "MET" : "NOT MET", describe(*n),
+        enough ? "against" : "(too few trials) against", 100 * targets.max_false_rate,
+        targets.min_null_trials));
+  } else {
+    v.lines.push_back("false qualification NOT MEASURED: the null case was not run");
+  }
+  if (auto const* p = result.slowdown_case(targets.power_slowdown); p && !p->trials.empty()) {
+    v.power_met = p->rate() >= targets.min_power;
+    v.lines.push_back(fmt::format("power at {:g}% slowdown {}: {} against target >= {:.0f}%",
+                                  100 * targets.power_slowdown, v.power_met ? "MET" : "NOT MET",
+                                  describe(*p), 100 * targets.min_power));
+  } else {
+    v.lines.push_back(fmt::format("power at {:g}% slowdown NOT MEASURED: that slowdown was not run",
+                                  100 * targets.power_slowdown));
+  }
+  return v;
+}
+
+namespace {
+
+constexpr const char* kBaselineArm = "baseline";
+constexpr const char* kCandidateArm = "candidate";
+constexpr const char* kControlArm = "control";
+
+// Trials of different cases and indices must never share placement or inputs: each gets a
+// run seed of its own, from which its blocks' seeds follow exactly as tune derives them from
+// the run seed. The case is keyed by its slowdown in basis points, so that a run of the null
+// case alone and a run of the slowdowns alone never reuse each other's seeds either.
+std::uint64_t trial_seed(std::uint64_t seed, double slowdown, int trial) {
+  auto const key = static_cast<int>(std::lround(slowdown * 1e4));
+  return block_seed(block_seed(seed, Phase::confirm, 100000 + key, trial), Phase::confirm, 0, 0);
+}
+
+CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
+                           const ConfirmArms& arms, std::uint64_t seed, int index) {
+  auto const started = std::chrono::steady_clock::now();
+  CalibrationTrial trial;
+  trial.index = index;
+  for (int a = 0; a <= opt.protocol.control_remeasures; ++a) {
+    std::vector<std::uint64_t> seeds;
+    for (int b = 0; b < opt.protocol.confirm_blocks; ++b) {
+      seeds.push_back(block_seed(seed, Phase::confirm, a, b));
+    }
+    if (a == 0) trial.first_block_seeds = seeds;
+    ConfirmationResult r;
+    try {
+      r = run_confirmation(sampler, opt.protocol, arms, a, seeds);
+    } catch (const SamplerError& e) {
+      throw Error(fmt::format("the baseline faulted while being timed: {}", e.what()));
+    }
+    // Every arm runs the baseline's code: a "candidate" fault is the baseline's too.
+    if (r.fault) throw Error("the baseline faulted while being timed: " + r.fault->message);
+    auto const& att = r.attempt;
+    trial.attempts = a + 1;
+    trial.median_reduction = att.comparison_summary.median_reduction;
+    trial.wins = att.comparison_summary.wins;
+    trial.pairs = att.comparison_summary.pairs;
+    trial.block_median_reductions = att.comparison_summary.block_median_reductions;
+    trial.control_median_reduction = att.control_summary.median_reduction;
+    trial.gate_passed = att.gate.passed;
+    trial.control_passed = att.control_verdict.passed;
+    if (!trial.control_passed) ++trial.control_failures;
+    // As in tune: a failed control measures once more; the last attempt decides.
+    if (trial.control_passed) break;
+  }
+  trial.qualified = trial.gate_passed && trial.control_passed;
+  trial.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return trial;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
+                            const CalibrationOptions& opt, const CalibrationHooks& hooks) {
+  auto const& p = opt.protocol;
+  if (opt.null_trials < 0 || opt.power_trials < 0 || opt.reference_samples < 1 ||
+      p.confirm_blocks < 1 || p.pairs_per_block < 1 || p.control_remeasures < 0) {
+    throw std::invalid_argument("calibrate: trial, sample and block counts must be positive");
+  }
+  for (double s : opt.slowdowns) {
+    if (!(s > 0 && s < 1)) {
+      throw std::invalid_argument(fmt::format("calibrate: slowdown {} is not in (0, 1)", s));
+    }
+  }
+  auto log = [&](const std::string& line) {
+    if (hooks.log) hooks.log(line);
+  };
+  auto const started = std::chrono::steady_clock::now();
+  CalibrationResult res;
+  res.baseline = baseline_pair(bucket);
+  res.required_wins = stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block);
+
+  sampler.begin_bucket(bucket);
+  auto const prep = sampler.prepare(res.baseline);
+  if (!prep.ok()) {
+    throw Error(fmt::format("the baseline {} is not ready: {}: {}", res.baseline.name(),
+                            to_string(prep.status), prep.detail));
+  }
+  auto const v = sampler.verify(res.baseline, res.baseline);
+  if (!v.passed) {
+    throw Error(fmt::format("the baseline {} fails verification: {}", res.baseline.name(), v.detail));
+  }
+
+  // The delays are fractions of what the baseline takes here, measured on a block of its own.
+  if (!opt.slowdowns.empty() && opt.power_trials > 0) {
+    BlockSpec spec;
+    spec.phase = Phase::select;
+    spec.seed = block_seed(p.seed, Phase::select, 0, 0);
+    spec.arms = {{kBaselineArm, res.baseline}};
+    try {
+      sampler.begin_block(spec);
+      for (int s = 0; s < opt.reference_samples; ++s) {
+        res.reference_samples_us.push_back(sampler.sample_us(kBaselineArm, TimedUnit::full));
+      }
+    } catch (const SamplerError& e) {
+      throw Error(fmt::format("the baseline faulted while its reference time was measured: {}",
+                              e.what()));
+    }
+    res.reference_median_us = stats::exact_median(res.reference_samples_us);
+    log(fmt::format("baseline {}: median full time {:.3f} us over {} samples",
+                    res.baseline.name(), res.reference_median_us, opt.reference_samples));
+  }
+
+  struct Plan {
+    ConfirmArms arms;
+    int trials;
+  };
+  std::vector<Plan> plans;
+  if (opt.null_trials > 0) {
+    CalibrationCase c;
+    c.name = "null";
+    res.cases.push_back(c);
+    // Exactly the arms of a real confirmation whose winner happens to be the baseline.
+    plans.push_back({{{kBaselineArm, res.baseline},
+                      {kCandidateArm, res.baseline},
+                      {kControlArm, res.baseline}},
+                     opt.null_trials});
+  }
+  if (opt.power_trials > 0) {
+    for (double s : opt.slowdowns) {
+      CalibrationCase c;
+      c.name = fmt::format("slowdown {:g}%", 100 * s);
+      c.slowdown = s;
+      c.delay_ns = static_cast<std::uint64_t>(std::llround(s * res.reference_median_us * 1000.0));
+      Arm slowed{kBaselineArm, res.baseline, c.delay_ns};
+      Arm plain{kCandidateArm, res.baseline, std::uint64_t{0}};
+      Arm control{kControlArm, res.baseline, c.delay_ns};
+      res.cases.push_back(c);
+      plans.push_back({{slowed, plain, control}, opt.power_trials});
+      log(fmt::format("{}: the baseline arm and its control wait {} ns after stage two; the "
+                      "candidate waits 0 ns",
+                      c.name, *c.delay_ns));
+    }
+  }
+
+  int rounds = 0;
+  for (auto const& pl : plans) rounds = std::max(rounds, pl.trials);
+  for (int t = 0; t < rounds; ++t) {
+    for (std::size_t c = 0; c < plans.size(); ++c) {
+      if (t >= plans[c].trials) continue;
+      auto& cs = res.cases[c];
+      cs.trials.push_back(
+          run_trial(sampler, opt, plans[c].arms, trial_seed(p.seed, cs.slowdown, t), t));
+    }
+    if (hooks.on_round) hooks.on_round(t + 1, res);
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return res;
+}
+
+}  // namespace moetune::tune

@@ -1,0 +1,112 @@
+#pragma once
+// `moe-tune calibrate` (DESIGN.md §4, item 3): what the confirmation design is worth on the
+// device in hand. Two questions, each answered by many independent trials of exactly the
+// design tune uses (run_confirmation: fresh blocks, alternating pairs, control, gate, one
+// re-measure after a failed control), with an exact 95 % interval on every rate:
+//   null case   : the candidate is the baseline itself, separately built, so nothing can be
+//                 gained; every qualification is a false one (placement, clocks, order...);
+//   slowdown d  : the baseline arm (and its control, which mirrors the baseline) is slowed
+//                 by a fixed busy-wait of d x the baseline's median full time after stage two,
+//                 the candidate is the plain baseline with a zero-length wait (so both carry
+//                 the same extra launch); every qualification is a correct one: the power.
+// A trial qualifies exactly when tune would write a row: gate passed and control passed in
+// the last attempt. Each trial has block seeds of its own (fresh inputs, weights and graphs
+// per block, as in a real confirmation), and the cases are interleaved trial by trial so
+// that slow drift of the machine spreads over all of them alike.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autotune/stats/binomial_interval.hpp"
+#include "autotune/tune/protocol_options.hpp"
+#include "autotune/tune/sampler.hpp"
+#include "autotune/tune/tune_plan.hpp"
+
+namespace moetune::tune {
+
+struct CalibrationOptions {
+  ProtocolOptions protocol;  // gate, blocks x pairs, control re-measures: those of tune
+  int null_trials = 100;
+  int power_trials = 100;    // per slowdown
+  std::vector<double> slowdowns{0.01, 0.02, 0.03, 0.05};  // fractions of the baseline's time
+  int reference_samples = 15;  // full-MoE samples of the baseline that size the delays
+};
+
+struct CalibrationTrial {
+  int index = 0;
+  int attempts = 0;                 // 1, or more after a failed control
+  int control_failures = 0;         // attempts whose control failed
+  double median_reduction = 0;      // last attempt, comparison
+  int wins = 0;
+  int pairs = 0;
+  std::vector<double> block_median_reductions;
+  double control_median_reduction = 0;
+  bool gate_passed = false;
+  bool control_passed = false;
+  bool qualified = false;           // gate and control passed: tune would write the row
+  std::vector<std::uint64_t> first_block_seeds;  // attempt 0
+  double seconds = 0;               // wall time of the trial
+};
+
+struct CalibrationCase {
+  std::string name;                 // "null", "slowdown 3%"
+  double slowdown = 0;              // 0 for the null case
+  std::optional<std::uint64_t> delay_ns;  // the baseline arm's busy-wait; empty: none at all
+  std::vector<CalibrationTrial> trials;
+
+  [[nodiscard]] int qualified() const;
+  [[nodiscard]] double rate() const;              // qualified / trials (0 without trials)
+  [[nodiscard]] stats::Interval interval() const; // Clopper-Pearson 95 %
+  [[nodiscard]] int control_failed_trials() const;    // final control failed: no row
+  [[nodiscard]] int attempts() const;
+  [[nodiscard]] int control_failed_attempts() const;
+  [[nodiscard]] double median_gain() const;       // median over trials of median_reduction
+};
+
+struct CalibrationResult {
+  TunePair baseline;
+  double reference_median_us = 0;   // the baseline's full time that sized the delays
+  std::vector<double> reference_samples_us;
+  int required_wins = 0;            // for the confirmation's pair count
+  std::vector<CalibrationCase> cases;  // the null case first (when run), then the slowdowns
+  double seconds = 0;
+
+  [[nodiscard]] const CalibrationCase* null_case() const;
+  [[nodiscard]] const CalibrationCase* slowdown_case(double slowdown) const;
+};
+
+// What the issue asks of the device: false-qualification rate <= 1 % over >= 100 trials and
+// power >= 95 % at a 3 % slowdown (point estimates; the intervals are printed beside them).
+struct CalibrationTargets {
+  double max_false_rate = 0.01;
+  int min_null_trials = 100;
+  double min_power = 0.95;
+  double power_slowdown = 0.03;
+};
+
+struct TargetVerdict {
+  bool false_rate_met = false;
+  bool power_met = false;
+  std::vector<std::string> lines;  // one sentence per target, met or not, with the figures
+  [[nodiscard]] bool met() const { return false_rate_met && power_met; }
+};
+
+[[nodiscard]] TargetVerdict judge_targets(const CalibrationResult& result,
+                                          const CalibrationTargets& targets);
+
+struct CalibrationHooks {
+  std::function<void(std::string_view)> log;
+  // After every round (one trial of each case): rounds done so far and the result so far.
+  std::function<void(int, const CalibrationResult&)> on_round;
+};
+
+// Runs the calibration for the bucket's baseline. Throws moetune::Error if the baseline does
+// not build or verify, or faults while timed (a calibration without its baseline means
+// nothing), std::invalid_argument on bad counts or slowdowns outside (0, 1).
+[[nodiscard]] CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
+                                          const CalibrationOptions& options,
+                                          const CalibrationHooks& hooks = {});
+
+}  // namespace moetune::tune
