@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/repository_paths.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
 #include "autotune/core/sha256.hpp"
@@ -48,15 +49,6 @@ struct RequalifyOptions {
   std::string routing = "uniform";
   bool hot = false;
 };
-
-std::filesystem::path locate(const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_relative() && !std::filesystem::exists(p)) {
-    auto const in_source = std::filesystem::path(MOETUNE_SOURCE_DIR) / p;
-    if (std::filesystem::exists(in_source)) return in_source;
-  }
-  return p;
-}
 
 void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   bool const replaying = !opt.replay.empty();

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/repository_paths.hpp"
 #include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/tune_protocol.hpp"
 #include "autotune/core/atomic_file.hpp"
@@ -56,16 +57,6 @@ struct TuneOptions {
   std::string journal;   // default <report dir>/journal.jsonl
   IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
 };
-
-// Defaults name files of the repository; let them work from any directory.
-std::filesystem::path locate(const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_relative() && !std::filesystem::exists(p)) {
-    auto const in_source = std::filesystem::path(MOETUNE_SOURCE_DIR) / p;
-    if (std::filesystem::exists(in_source)) return in_source;
-  }
-  return p;
-}
 
 std::string stem_of(const std::filesystem::path& list) {
   auto stem = list.stem().string();

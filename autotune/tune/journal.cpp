@@ -185,7 +185,19 @@ JournalContents read_journal(const std::filesystem::path& file) {
         throw Error(fmt::format("{}:1: journal version {} (this moe-tune reads version {})",
                                 file.string(), j.at(header_tag).dump(), journal_version));
       }
-      for (auto const& [k, v] : j.at("identity").items()) out.identity[k] = v.get<std::string>();
+      auto const& identity = j.at("identity");
+      if (!identity.is_object()) {
+        throw Error(fmt::format("{}:1: the journal header's identity is not an object", file.string()));
+      }
+      for (auto const& [k, v] : identity.items()) {
+        // Every identity value is written as a string; anything else is a damaged header
+        // (found by test/fuzz/fuzz_journal.cpp: a number here escaped as a json exception).
+        if (!v.is_string()) {
+          throw Error(fmt::format("{}:1: identity field '{}' is not a string in the journal header",
+                                  file.string(), k));
+        }
+        out.identity[k] = v.get<std::string>();
+      }
     } else {
       try {
         JournalEntry e;

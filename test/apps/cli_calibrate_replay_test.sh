@@ -4,13 +4,7 @@
 # (exit 0, "targets met", a JSON with every trial); on a model whose candidate arm is biased
 # by placement the false-qualification target fails (exit 1); and without a GPU or --replay it
 # refuses with a message. Usage: cli_calibrate_replay_test.sh MOE_TUNE SOURCE_DIR
-set -u
-moe_tune=$1 source_dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_harness.sh"
 
 model=$source_dir/test/apps/replay_model_small.json  # every unlisted pipeline 100 us, 0.2 % noise
 

@@ -4,13 +4,7 @@
 # could: nothing changed (still_qualifies, exit 0), the gain is gone (no_longer_qualifies),
 # the kernel no longer compiles (does_not_compile), it computes wrong (wrong_result); a row of
 # another backend's kernels is skipped. Usage: cli_requalify_test.sh MOE_TUNE SOURCE_DIR
-set -u
-moe_tune=$1 source_dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_harness.sh"
 
 model=$source_dir/test/apps/replay_model_small.json
 list=$source_dir/test/apps/replay_untuned_small.csv

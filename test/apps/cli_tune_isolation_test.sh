@@ -6,13 +6,7 @@
 # else, write the one qualified row, and finish in bounded time. The same model without
 # isolation must kill the run, which shows the crash is real. Usage:
 #   cli_tune_isolation_test.sh MOE_TUNE SOURCE_DIR
-set -u
-moe_tune=$1 source_dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_harness.sh"
 
 model=$source_dir/test/apps/replay_model_faults.json
 list=$source_dir/test/apps/replay_untuned_small.csv

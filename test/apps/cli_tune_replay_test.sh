@@ -4,13 +4,7 @@
 # replayed samples, and emission. The model (replay_model_small.json) makes the token-16
 # bucket of replay_untuned_small.csv qualify and the token-64 bucket not, so "only qualified
 # rows" is a real check. Usage: cli_tune_replay_test.sh MOE_TUNE SOURCE_DIR
-set -u
-moe_tune=$1 source_dir=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_harness.sh"
 
 model=$source_dir/test/apps/replay_model_small.json
 list=$source_dir/test/apps/replay_untuned_small.csv

@@ -159,6 +159,17 @@ TEST_CASE("journal: a cut JSON last line is torn too, a bad middle line is an er
   CHECK_THROWS_WITH(read_journal(file), Catch::Contains("header"));
 }
 
+TEST_CASE("journal: a header whose identity is not all strings is a named error", "[tune][journal]") {
+  // Found by test/fuzz/fuzz_journal.cpp: a number escaped as a json exception (an internal error).
+  auto const dir = test::scratch_dir("journal_bad_identity");
+  auto const file = dir / "journal.jsonl";
+  std::ofstream(file) << "{\"identity\":{\"arch\":7},\"moe_tune_journal\":1}\n";
+  CHECK_THROWS_AS(read_journal(file), moetune::Error);
+  CHECK_THROWS_WITH(read_journal(file), Catch::Contains(":1: identity field 'arch' is not a string"));
+  std::ofstream(file) << "{\"identity\":[1],\"moe_tune_journal\":1}\n";
+  CHECK_THROWS_WITH(read_journal(file), Catch::Contains("identity is not an object"));
+}
+
 TEST_CASE("journal: a key decided twice is returned once, the first decision", "[tune][journal]") {
   auto const dir = test::scratch_dir("journal_duplicates");
   auto const file = dir / "journal.jsonl";
