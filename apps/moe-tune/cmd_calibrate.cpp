@@ -201,13 +201,7 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   std::unique_ptr<tune::Sampler> sampler;
   std::unique_ptr<exec::UnitCompiler> compiler;
   if (replaying) {
-    auto const text = read_file(opt.replay);
-    try {
-      sampler = std::make_unique<tune::ReplaySampler>(
-          tune::replay_model_from_json(nlohmann::json::parse(text)));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("{}: not a replay model: {}", opt.replay, e.what()));
-    }
+    sampler = std::make_unique<tune::ReplaySampler>(tune::read_replay_model(opt.replay).model);
     machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"}};
     fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
   } else {

@@ -78,13 +78,9 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   std::filesystem::path model_path;
   if (replaying) {
     model_path = locate(opt.replay);
-    try {
-      auto const j = nlohmann::json::parse(read_file(model_path));
-      model = tune::replay_model_from_json(j);
-      cu_num = j.value("cu_num", cu_num);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("{}: not a replay model: {}", model_path.string(), e.what()));
-    }
+    auto loaded = tune::read_replay_model(model_path);
+    model = std::move(loaded.model);
+    cu_num = loaded.cu_num.value_or(cu_num);
   }
 
   // A replay never writes where measurements are looked for.

@@ -138,18 +138,11 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
 void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan) {
   auto const model_path = locate(opt.replay);
-  tune::ReplayModel model;
+  auto loaded = tune::read_replay_model(model_path);
+  auto model = std::move(loaded.model);
   // The rows need a positive cu_num to be valid AITER rows; the model may name the machine it
   // simulates, else 132 (the SM count of H100/H200 SXM, the sm_90 parts we tune for).
-  std::int64_t cu_num = 132;
-  try {
-    auto const model_json = nlohmann::json::parse(read_file(model_path));
-    model = tune::replay_model_from_json(model_json);
-    cu_num = model_json.value("cu_num", cu_num);
-  } catch (const nlohmann::json::exception& e) {
-    // A malformed model is the user's file, not an internal error: name it.
-    throw Error(fmt::format("{}: not a replay model: {}", model_path.string(), e.what()));
-  }
+  std::int64_t const cu_num = loaded.cu_num.value_or(132);
   ProtocolRun run;
   run.output = opt.output;
   run.report_dir = opt.report_dir.empty()

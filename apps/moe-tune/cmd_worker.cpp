@@ -75,8 +75,7 @@ void run_worker(const WorkerOptions& opt, int& exit_code) {
   int const out_fd = claim_protocol_fd();
   if (opt.backend == "replay") {
     if (opt.replay.empty()) throw Error("worker --backend replay needs --replay MODEL.json");
-    tune::ReplaySampler sampler(
-        tune::replay_model_from_json(nlohmann::json::parse(read_file(opt.replay))));
+    tune::ReplaySampler sampler(tune::read_replay_model(opt.replay).model);
     exit_code = serve(sampler, out_fd, opt.exit_after_launch_error);
     return;
   }

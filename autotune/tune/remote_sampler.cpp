@@ -14,6 +14,12 @@ using nlohmann::json;
 
 namespace {
 
+// The moment a reply is due: `limit` seconds from now on the worker's clock.
+WorkerProcess::Clock::time_point deadline_after(double limit) {
+  return WorkerProcess::Clock::now() +
+         std::chrono::duration_cast<WorkerProcess::Clock::duration>(std::chrono::duration<double>(limit));
+}
+
 // A worker that said it will exit (after a GPU fault) or whose stdout closed gets this long
 // to finish before it is killed: enough to flush its logs, never long enough to stall a run.
 constexpr std::chrono::milliseconds kExitGrace{5000};
@@ -64,9 +70,7 @@ void RemoteSampler::start_worker(const std::string& blame) {
   ++m_started;
   m_bucket_sent = m_block_sent = false;
   Seconds const limit = m_watchdog.limit(m_watchdog.setup_s);
-  auto const deadline =
-      WorkerProcess::Clock::now() +
-      std::chrono::duration_cast<WorkerProcess::Clock::duration>(std::chrono::duration<double>(limit));
+  auto const deadline = deadline_after(limit);
   std::string line;
   for (;;) {
     auto const r = m_worker->read_line(line, deadline);
@@ -126,9 +130,7 @@ json RemoteSampler::exchange(const std::string& method, const json& params, Seco
   if (!m_worker->send(dump(json{{"id", id}, {"method", method}, {"params", params}}))) {
     worker_lost(method, limit, blame, false);
   }
-  auto const deadline =
-      WorkerProcess::Clock::now() +
-      std::chrono::duration_cast<WorkerProcess::Clock::duration>(std::chrono::duration<double>(limit));
+  auto const deadline = deadline_after(limit);
   std::string line;
   for (;;) {
     auto const r = m_worker->read_line(line, deadline);

@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/core/error.hpp"
+
 #include "autotune/core/error.hpp"
 
 namespace moetune::tune {
@@ -95,6 +98,18 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
     }
   }
   return m;
+}
+
+ReplayModelFile read_replay_model(const std::filesystem::path& path) {
+  auto const text = read_file(path);
+  try {
+    auto const json = nlohmann::json::parse(text);
+    ReplayModelFile out{replay_model_from_json(json), std::nullopt};
+    if (json.contains("cu_num")) out.cu_num = json.at("cu_num").get<std::int64_t>();
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not a replay model: {}", path.string(), e.what()));
+  }
 }
 
 ReplaySampler::ReplaySampler(ReplayModel model)

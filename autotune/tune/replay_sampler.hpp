@@ -5,6 +5,8 @@
 // CI runs the whole qualification protocol on it; every call is logged so tests can assert
 // on the order of events (e.g. the manifest precedes the first confirmation sample).
 #include <cstdint>
+#include <optional>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -56,6 +58,15 @@ struct ReplayModel {
 // verification entries as {"status": "compile_error", "detail": "..."} and
 // {"passed": false, "detail": "...", "max_abs": 0.5, "failure": "wrong_result"}.
 [[nodiscard]] ReplayModel replay_model_from_json(const nlohmann::json& json);
+
+// A replay model file as every command reads it (--replay MODEL.json): the model, and the
+// machine it simulates if it names one (`cu_num`, for the rows). A malformed file is the
+// user's input, not an internal error: moetune::Error naming the file.
+struct ReplayModelFile {
+  ReplayModel model;
+  std::optional<std::int64_t> cu_num;
+};
+[[nodiscard]] ReplayModelFile read_replay_model(const std::filesystem::path& path);
 
 class ReplaySampler final : public Sampler {
  public:

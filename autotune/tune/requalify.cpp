@@ -105,18 +105,12 @@ RequalifyCase requalify_case(const io::FmoeRow& row, search::Arch arch,
     c.skip_reason = *why;
     return c;
   }
-  std::int64_t const M = row.actual_m.value_or(row.key.token);
-  auto shape = shape_from_key(row.key, M, arch);
-  if (auto const* why = std::get_if<std::string>(&shape)) {
+  auto planned = plan_bucket(row, arch);
+  if (auto const* why = std::get_if<std::string>(&planned)) {
     c.skip_reason = "no moe-tune kernel for this key: " + *why;
     return c;
   }
-  BucketPlan b;
-  b.key = row.key;
-  b.line = row.line;
-  b.M = M;
-  b.shape = std::get<moe::MoeShape>(shape);
-  b.baseline = search::default_config(b.shape, arch, M);
+  auto& b = std::get<BucketPlan>(planned);
   auto const s1 = std::get<search::KernelConfig>(k1);
   auto const s2 = std::get<search::KernelConfig>(k2);
   for (auto const& cfg : {s1, s2}) {

@@ -22,23 +22,30 @@ std::size_t TunePlan::pruned_count() const {
   return n;
 }
 
+std::variant<BucketPlan, std::string> plan_bucket(const io::FmoeRow& row, search::Arch arch) {
+  std::int64_t const M = row.actual_m.value_or(row.key.token);
+  auto shape_or_reason = shape_from_key(row.key, M, arch);
+  if (auto* reason = std::get_if<std::string>(&shape_or_reason)) return *reason;
+  BucketPlan bucket;
+  bucket.key = row.key;
+  bucket.line = row.line;
+  bucket.M = M;
+  bucket.shape = std::get<moe::MoeShape>(shape_or_reason);
+  bucket.baseline = search::default_config(bucket.shape, arch, M);
+  return bucket;
+}
+
 TunePlan make_tune_plan(const io::FmoeTable& untuned, const search::SearchSpace& space,
                         search::Arch arch) {
   TunePlan plan;
   plan.arch = arch;
   for (auto const& row : untuned.rows()) {
-    std::int64_t const M = row.actual_m.value_or(row.key.token);
-    auto shape_or_reason = shape_from_key(row.key, M, arch);
-    if (auto* reason = std::get_if<std::string>(&shape_or_reason)) {
+    auto planned = plan_bucket(row, arch);
+    if (auto* reason = std::get_if<std::string>(&planned)) {
       plan.skipped.push_back({row.key, row.line, *reason});
       continue;
     }
-    BucketPlan bucket;
-    bucket.key = row.key;
-    bucket.line = row.line;
-    bucket.M = M;
-    bucket.shape = std::get<moe::MoeShape>(shape_or_reason);
-    bucket.baseline = search::default_config(bucket.shape, arch, M);
+    auto& bucket = std::get<BucketPlan>(planned);
     bucket.candidates = search::enumerate(space, arch, bucket.shape);
     plan.buckets.push_back(std::move(bucket));
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "autotune/io/fmoe_table.hpp"
@@ -48,6 +49,11 @@ struct TunePlan {
   [[nodiscard]] std::size_t candidate_count() const;
   [[nodiscard]] std::size_t pruned_count() const;
 };
+
+// One row's bucket without candidates: the M it is timed at (actual_m, else token), its
+// shape and the default configuration — or why no moe-tune kernel covers the row's key.
+[[nodiscard]] std::variant<BucketPlan, std::string> plan_bucket(const io::FmoeRow& row,
+                                                                search::Arch arch);
 
 [[nodiscard]] TunePlan make_tune_plan(const io::FmoeTable& untuned,
                                       const search::SearchSpace& space, search::Arch arch);

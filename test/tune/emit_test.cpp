@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "autotune/core/atomic_file.hpp"
 #include "autotune/io/fmoe_table.hpp"
 #include "autotune/io/number_format.hpp"
 #include "autotune/io/validate.hpp"
@@ -41,13 +42,6 @@ std::vector<BucketResult> run_two_buckets() {
     out.push_back(tune_bucket(b, s, ProtocolOptions{}));
   }
   return out;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 Provenance provenance() {
@@ -92,10 +86,10 @@ TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[
   auto const file = dir / "tuned_fmoe.csv";
   CHECK(write_tuned_rows(file, rows) == 0);
   auto const report = io::validate_files({file});
-  INFO(slurp(file));
+  INFO(read_file(file));
   CHECK(report.exit_code() == 0);
   CHECK(report.error_count() == 0);
-  auto const text = slurp(file);
+  auto const text = read_file(file);
   CHECK(text.find("," + pair.stage1.name() + ",0.0%,") != std::string::npos);
   CHECK(text.find(",sm_90,") == std::string::npos);  // gfx is the first column
   CHECK(text.rfind("sm_90,132,8,5120,640,384,6,", std::string::npos) != std::string::npos);
@@ -124,7 +118,7 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   ProtocolOptions opt;
   auto const dir = test::scratch_dir("tune_emit_json");
   write_tune_report(dir / "report.json", buckets, opt, provenance());
-  auto const j = nlohmann::json::parse(slurp(dir / "report.json"));
+  auto const j = nlohmann::json::parse(read_file(dir / "report.json"));
   CHECK(j["provenance"]["git_revision"] == "abc123");
   CHECK(j["provenance"]["cu_num"] == 132);
   CHECK(j["protocol"]["confirm_blocks"] == 4);

@@ -2,10 +2,10 @@
 // bytes), a torn last line is ignored and cut off, a damaged middle is an error, a key is
 // never returned twice, and every identity field that differs is named.
 #include <fstream>
-#include <sstream>
 
 #include <catch2/catch.hpp>
 
+#include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
 #include "autotune/io/fmoe_schema.hpp"
 #include "autotune/io/fmoe_writer.hpp"
@@ -52,13 +52,6 @@ std::vector<BucketResult> two_buckets() {
   ReplaySampler s16(quiet_model(12));
   out.push_back(tune_bucket(b16, s16, ProtocolOptions{}));
   return out;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void append_text(const std::filesystem::path& p, const std::string& text) {
@@ -120,7 +113,7 @@ TEST_CASE("journal: a torn last line is ignored with a warning and cut before ap
     auto w = JournalWriter::create(file, identity);
     w.record(journal_entry(results[0], rows, opt, provenance()));
   }
-  auto const good = slurp(file);
+  auto const good = read_file(file);
   // What SIGKILL in the middle of an append leaves: half a line, no newline.
   append_text(file, R"({"key":"token=16 ...","line":3,"qualif)");
   auto const j = read_journal(file);
@@ -136,7 +129,7 @@ TEST_CASE("journal: a torn last line is ignored with a warning and cut before ap
   CHECK(again.warnings.empty());
   REQUIRE(again.entries.size() == 2);
   CHECK(again.entries[1].key == results[1].key.describe());
-  CHECK(slurp(file).rfind(good, 0) == 0);  // the decided lines are untouched
+  CHECK(read_file(file).rfind(good, 0) == 0);  // the decided lines are untouched
 }
 
 TEST_CASE("journal: a cut JSON last line is torn too, a bad middle line is an error",
@@ -149,7 +142,7 @@ TEST_CASE("journal: a cut JSON last line is torn too, a bad middle line is an er
     auto w = JournalWriter::create(file, journal_identity(provenance(), opt, extra()));
     w.record(journal_entry(results[0], rows, opt, provenance()));
   }
-  auto const good = slurp(file);
+  auto const good = read_file(file);
   append_text(file, "{\"key\":\n");
   CHECK(read_journal(file).warnings.size() == 1);
   // The same damage followed by a decided line is not a kill: refuse to guess.
