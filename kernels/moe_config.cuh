@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_>
+          int Reduce_, int SwapAB_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -34,6 +34,9 @@ struct MoeConfig {
   static constexpr bool doweight_stage1 = DoWeight_ != 0;
   static constexpr int fp8 = Fp8_;
   static constexpr bool reduce = Reduce_ != 0;
+  // Weights on the MMA's M side, tokens on its N side (kernels/moe_swap_gemm.cuh): the
+  // few-tokens-per-expert kernels.
+  static constexpr bool swap_ab = SwapAB_ != 0;
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -51,11 +54,31 @@ struct MoeConfig {
   static constexpr bool a_fp8 = dtype == dtype_a8w4;
   static constexpr bool a_raw_fp8 = mma::scaled;              // A kept as fp8 in LDS
 
+  // Swapped operands: 16 weight rows per fragment (the MMA's M), sw_tn tokens per fragment
+  // (its N: 8 for mma.sync m16n8k16, 16 for the 16x16 MFMA); each lane supplies sw_rpl weight
+  // rows. Warps take row fragments first (warps_n), the rest split K inside the CTA (warps_k)
+  // and add their partial sums in LDS.
+  static constexpr int sw_tn = path == path_sm80 ? 8 : 16;
+  static constexpr int sw_rpl = path == path_sm80 ? 2 : 1;
+  static constexpr int sw_row_frags = nv / 16;
+  static constexpr int sw_warps_n = warps < sw_row_frags ? warps : sw_row_frags;
+  static constexpr int sw_warps_k = sw_warps_n > 0 ? warps / sw_warps_n : 1;
+  static constexpr int sw_nt = sw_warps_n > 0 ? sw_row_frags / sw_warps_n : 0;
+  static constexpr int sw_mt = block_m / sw_tn;
+  // The copy ring (moe_swap_gemm.cuh's SwapRing): per stage and lane, 16-byte slots for the
+  // weight pieces and the activations, 4-byte slots for the scale words; `stages` stages.
+  static constexpr int sw_vecs = chunks * (sw_nt * sw_rpl * (w_bf16 ? 4 : 1) + sw_mt * (a_fp8 ? 2 : 4));
+  static constexpr int sw_words = chunks * ((w_bf16 ? 0 : sw_nt * sw_rpl) + (a_fp8 ? sw_mt : 0));
+  static constexpr int sw_ring_bytes = warps * stages * warp_size * (sw_vecs * 16 + sw_words * 4);
+
   // A tile in LDS: bf16 rows padded by 16 B (bank spread), or fp8 rows + scale bytes.
   static constexpr int a_row_bytes = a_raw_fp8 ? block_k + 16 : 2 * block_k + 16;
-  static constexpr int a_bytes = block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
+  // Swapped kernels: the copy ring instead of the A tile; the C region holds one fp32 tile
+  // per K-splitting warp (and reuses the ring).
+  static constexpr int a_bytes =
+      swap_ab ? sw_ring_bytes : block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
   static constexpr int c_stride = nv + 4;  // fp32 epilogue tile, floats per row
-  static constexpr int c_bytes = block_m * c_stride * 4;
+  static constexpr int c_bytes = (swap_ab ? sw_warps_k : 1) * block_m * c_stride * 4;
   static constexpr int row_bytes = block_m * 4;  // slot of each tile row
   static constexpr int smem_bytes = (a_bytes > c_bytes ? a_bytes : c_bytes) + row_bytes;
 
@@ -68,19 +91,29 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(block_n % 32 == 0, "block_n must be a multiple of 32");
-  static_assert(block_m % 16 == 0, "block_m must be a multiple of 16");
-  static_assert(block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
-  static_assert(warps % warps_m == 0, "warps must be a multiple of block_m/64");
-  static_assert(warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
-  static_assert(nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
+  static_assert(swap_ab ? (stages >= 2 && stages <= 8) : (stages >= 1 && stages <= 3),
+                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles)");
+  static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
+  static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
+  static_assert(swap_ab || block_n % 32 == 0, "block_n must be a multiple of 32");
+  static_assert(swap_ab || block_m % 16 == 0, "block_m must be a multiple of 16");
+  static_assert(swap_ab || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
+  static_assert(swap_ab || warps % warps_m == 0, "warps must be a multiple of block_m/64");
+  static_assert(swap_ab || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
+  static_assert(swap_ab || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
   static_assert(block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
   static_assert(!mma::scaled || (kpack == 1 && dtype == dtype_a8w4),
                 "scaled MFMA: a8w4 with kpack 1 only");
-  static_assert(stages >= 1 && stages <= 3, "stages is 1, 2 or 3");
-  static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
-  static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
-  static_assert(mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
+  static_assert(swap_ab || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
+  static_assert(!swap_ab || path == path_sm80 || path == path_mfma16,
+                "swapped operands: mma.sync m16n8k16 or the 16x16 MFMA");
+  static_assert(!swap_ab || kpack == 1, "swapped operands: kpack 1");
+  static_assert(!swap_ab || (nv % 16 == 0 && sw_row_frags % sw_warps_n == 0),
+                "swapped operands: 16-row fragments split over the warps");
+  static_assert(!swap_ab || (block_m % sw_tn == 0), "swapped operands: block_m a multiple of the MMA N");
+  static_assert(!swap_ab || (stage == 2 || !a_fp8 || block_n % 32 == 0),
+                "a8w4 stage one quantises h in 32-column blocks");
+  static_assert(!swap_ab || sw_mt * sw_nt * 4 <= 128, "accumulator tile too large for registers");
 };
 
 // silu(g) * u, in fp32.

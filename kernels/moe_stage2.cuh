@@ -11,6 +11,7 @@
 //     in a fixed order -> deterministic.
 // The routing weight multiplies here unless stage one applied it (doweight_stage1).
 #include "moe_gemm.cuh"
+#include "moe_swap_gemm.cuh"
 
 namespace moetune {
 
@@ -56,7 +57,8 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   g.n_rows = H;
   g.k_begin = k_begin;
   g.k_end = k_end;
-  gemm_tile<Cfg>(g, smem);
+  if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
+  else gemm_tile<Cfg>(g, smem);
 
   const float* ct = reinterpret_cast<const float*>(smem);
   if (Cfg::reduce) {

@@ -1,5 +1,7 @@
 #include "autotune/search/default_config.hpp"
 
+#include <algorithm>
+
 #include "autotune/search/validity.hpp"
 
 namespace moetune::search {
@@ -60,6 +62,37 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   DefaultConfigs d{c, c};
   d.stage1.stage = 1;
   d.stage2.stage = 2;
+  // Expected tokens per routed expert under uniform routing.
+  double const per_expert = static_cast<double>(M) * shape.topk / std::max(1, shape.experts);
+  if (nvidia && per_expert <= 12) {
+    // sm_90, few tokens per expert: the swapped-operand kernels (weights on the MMA's M side,
+    // tokens on N, a per-lane cp.async ring of k-tiles). Measured on the H200 (backbone E384
+    // top6, results/sm_90/2026-11-30-h200-s3/): at M = 1 / 8 / 64 / 512 the pair below takes
+    // 39 / 143 / 681 / 2106 us where the previous default took 105 / 305 / 1648 / 2583 us.
+    // block_m 8 (one mma N) stayed ahead of 16 up to 8 tokens per expert (M = 512).
+    int const bm = per_expert <= 8 ? 8 : 16;
+    for (auto* s : {&d.stage1, &d.stage2}) {
+      s->swap_ab = true;
+      s->block_m = bm;
+      s->warps = 4;
+      s->kpack = 1;
+      s->nonkdim = 16;
+      s->ksplit = 1;
+    }
+    d.stage1.block_n = 8;
+    d.stage1.block_k = bm == 8 ? 256 : 128;
+    d.stage1.stages = bm == 8 ? 2 : 4;
+    d.stage2.block_n = 64;
+    d.stage2.block_k = 128;
+    d.stage2.stages = bm == 8 ? 2 : 4;  // measured: 16-token blocks want the deeper ring
+    // a8w4 quantises h per 32 columns in stage one's epilogue.
+    if (shape.dtype == DtypePath::a8w4) d.stage1.block_n = 32;
+    while (d.stage2.block_n > 16 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+    if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
+    d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
+    d.stage1.stage = 1;
+    d.stage2.stage = 2;
+  }
   if (nvidia && shape.dtype != DtypePath::bf16 && M > 32) {
     // sm_90, MXFP4 weights, beyond decode sizes: the weight-pipelined kernels (stages 3) with
     // small row tiles. Measured on the H200 (results/sm_90/2026-11-30-h200/, backbone E384

@@ -1,6 +1,10 @@
 #pragma once
 // The baseline every tuned row must beat: what the runtime uses when no tuned row matches.
 // A documented heuristic (docs/kernels.md "Default heuristic"), deliberately simple:
+//   sm_90, at most 12 expected tokens per expert (M*topk/E, measured, see
+//                   default_config.cpp): swapped operands; block_m 8 up to 8 tokens per
+//                   expert (stage one 8x256 ring 2, stage two 64x128 ring 2), else 16 (8x128
+//                   and 64x128, ring 4); 4 warps; a8w4 stage one block_n 32. Otherwise:
 //   sm_90, MXFP4 weights, M > 32 (measured, see default_config.cpp): weight-pipelined
 //                   kernels (stages 3); M <= 1024: block_m 16, stage one 64x256 on 8 warps,
 //                   stage two 128x128 on 4 warps with split-K 2; above: block_m 32, 32x256

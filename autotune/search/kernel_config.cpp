@@ -54,6 +54,7 @@ std::string KernelConfig::name() const {
   std::string s = fmt::format("moetune_s{}_{}_{}_t{}x{}x{}_w{}_kp{}_nk{}_wv{}_st{}", stage,
                               moe::to_string(dtype), format_token(*this), block_m, block_n,
                               block_k, warps, kpack, nonkdim, waves, stages);
+  if (swap_ab) s += "_sab";
   if (stage == 1) {
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
                      doweight_stage1 ? 1 : 0);
@@ -64,8 +65,14 @@ std::string KernelConfig::name() const {
 }
 
 KernelConfig parse_kernel_name(std::string_view name) {
-  auto const t = split(name);
+  auto t = split(name);
   KernelConfig c;
+  // The optional swapped-operands token sits after the stages token; take it out so the
+  // positions below are those of every other name.
+  if (t.size() > 10 && t[10] == "sab") {
+    c.swap_ab = true;
+    t.erase(t.begin() + 10);
+  }
   if (t.empty() || t[0] != "moetune") bad(name, 0, t.empty() ? "" : t[0], "'moetune'");
   if (t.size() < 2) throw Error(fmt::format("kernel name '{}' is too short", name));
   if (t[1] == "s1") c.stage = 1;

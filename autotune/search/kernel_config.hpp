@@ -3,9 +3,11 @@
 // generated from the knobs and parses back into them (the tuned CSV stores only the name):
 //   moetune_s1_a16w4_bf16_t32x128x256_w4_kp1_nk16_wv2_st2_gi_dw0
 //   moetune_s2_a8w4_fp8_t32x128x256_w4_kp1_nk16_wv2_st2_ks2_dw0_atomic
+//   moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st3_sab_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
-// fallback); waves; stages; stage one: gate/up order (gi interleaved, gs separated) and
+// fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side;
+// absent otherwise, so names from before the knob still parse); stage one: gate/up order (gi interleaved, gs separated) and
 // doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
 #include <string>
 #include <string_view>
@@ -33,11 +35,16 @@ struct KernelConfig {
   int nonkdim = 16;  // 0 = FMA fallback; 16/32 = MMA shape (sm_90: 16 only)
   int waves = 0;     // 0 = no occupancy hint
   int stages = 2;    // 1 = plain, 2 = next A tile prefetched into registers, 3 = next A
-                     // tile and next tile's weights prefetched (weights double-buffered)
+                     // tile and next tile's weights prefetched (weights double-buffered);
+                     // swapped operands: the k-tiles of the per-lane copy ring (2-8)
   int ksplit = 1;    // stage two only
   GateUpLayout gate_up = GateUpLayout::interleaved;  // stage one only
   bool doweight_stage1 = false;
   Stage2Mode stage2_mode = Stage2Mode::atomic;  // stage two only
+  // Weights on the MMA's M side and tokens on its N side (kernels/moe_swap_gemm.cuh): the
+  // decode-size kernels. block_m is then the tokens per sorted block (8 or more on sm_90),
+  // block_k the K each warp streams per step, and warps beyond the 16-row fragments split K.
+  bool swap_ab = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;

@@ -19,10 +19,49 @@ std::string_view to_string(MmaPath path) {
 MmaPath mma_path(const KernelConfig& cfg, Arch arch) {
   if (cfg.nonkdim == 0) return MmaPath::fma;
   if (arch == Arch::sm_90) return MmaPath::sm80;
+  // Swapped operands decode both sides to bf16 (the activations too on gfx950's A8W4).
+  if (cfg.swap_ab) return MmaPath::mfma16;
   bool const big = cfg.nonkdim == 32;
   if (arch == Arch::gfx950 && cfg.dtype == DtypePath::a8w4) return big ? MmaPath::smfma32 : MmaPath::smfma16;
   return big ? MmaPath::mfma32 : MmaPath::mfma16;
 }
+
+namespace {
+
+// kernels/moe_config.cuh's sw_* quantities and kernels/moe_swap_gemm.cuh's register use.
+KernelTraits swapped_traits(const KernelConfig& c, KernelTraits t) {
+  bool const sm80 = t.path == MmaPath::sm80;
+  bool const w_bf16 = c.dtype == DtypePath::bf16;
+  t.tokens_per_frag = sm80 ? 8 : 16;
+  t.rows_per_lane = sm80 ? 2 : 1;
+  int const row_frags = t.nv / 16;
+  t.warps_n = std::max(1, std::min(c.warps, row_frags));
+  t.warps_k = std::max(1, c.warps / t.warps_n);
+  t.warps_m = 1;
+  t.mt = c.block_m / t.tokens_per_frag;
+  t.nt = row_frags / t.warps_n;
+  t.warp_rows = c.block_m;
+  t.a_row_bytes = 0;
+  // The copy ring (kernels/moe_config.cuh sw_ring_bytes), then the C tiles reuse it.
+  int const chunks = t.chunk > 0 ? c.block_k / t.chunk : 1;
+  bool const a_fp8 = c.dtype == DtypePath::a8w4;
+  int const vecs = chunks * (t.nt * t.rows_per_lane * (w_bf16 ? 4 : 1) + t.mt * (a_fp8 ? 2 : 4));
+  int const words = chunks * ((w_bf16 ? 0 : t.nt * t.rows_per_lane) + (a_fp8 ? t.mt : 0));
+  int const ws = t.threads / std::max(1, c.warps);
+  t.a_bytes = c.warps * c.stages * ws * (vecs * 16 + words * 4);
+  t.c_bytes = t.warps_k * c.block_m * (t.nv + 4) * 4;
+  t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
+  t.a_vecs_per_thread = 0;
+  t.accumulators = t.mt * t.nt * 4;
+  // Per lane: accumulators; one chunk of activations (16 words per token fragment) and the
+  // decoded weight runs; a piece being read; ~24 for addresses and ring indices. Nothing is
+  // held across tiles: the ring is in LDS. A lower bound rather than an estimate (ptxas used
+  // 95-118 where this gives 84): the spill report of the compile step has the last word.
+  t.estimated_registers = t.accumulators + 16 * t.mt + 16 * t.rows_per_lane + 8 + 24;
+  return t;
+}
+
+}  // namespace
 
 KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
   KernelTraits t{};
@@ -56,6 +95,7 @@ KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
   int const a_vecs = c.block_m * (c.block_k / a_vec_elems);
   t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
   t.accumulators = t.mt * t.nt * t.acc;
+  if (c.swap_ab) return swapped_traits(c, t);
   // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one
   // decoded run; the A prefetch registers when stages >= 2; ~40 for addresses and indices.
   int const pieces = w_bf16 ? 4 * c.kpack : c.kpack;

@@ -21,6 +21,9 @@ struct KernelTraits {
   int threads, nv, warps_m, warps_n, warp_rows, mt, nt, run, chunk;
   int a_row_bytes, a_bytes, c_bytes, smem_bytes;
   int a_vecs_per_thread;
+  // Swapped operands (cfg.swap_ab): tokens per MMA fragment, weight rows a lane supplies, and
+  // the split of the warps into row-fragment groups (warps_n above) and K groups.
+  int tokens_per_frag = 0, rows_per_lane = 0, warps_k = 1;
   int accumulators;         // fp32 accumulators per lane
   int estimated_registers;  // rough per-lane estimate (see validity.cpp)
 };

@@ -11,16 +11,40 @@ namespace {
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// Knob ranges of the swapped-operand kernels (kernels/moe_swap_gemm.cuh): block_m is the
+// tokens of a sorted block, on the MMA's N side (8 on mma.sync m16n8k16, 16 on the 16x16
+// MFMA); block_n only has to fill whole 16-row weight fragments.
+template <class Add>
+void swapped_rules(const KernelConfig& c, Arch arch, Add& add) {
+  auto const lim = limits(arch);
+  int const tn = lim.nvidia ? 8 : 16;
+  if (c.block_m < tn || c.block_m % tn != 0 || c.block_m > 64)
+    add(fmt::format("block_m {} with swapped operands is not a multiple of {} (the MMA's N) up to 64", c.block_m, tn));
+  int const nv = c.stage == 1 ? 2 * c.block_n : c.block_n;
+  if (c.block_n <= 0 || nv % 16 != 0)
+    add(fmt::format("block_n {} with swapped operands does not fill 16-row weight fragments", c.block_n));
+  if (c.stage == 1 && c.dtype == DtypePath::a8w4 && c.block_n % 32 != 0)
+    add(fmt::format("block_n {} in an a8w4 stage one is not a multiple of 32 (h is quantised per 32 columns)", c.block_n));
+  if (c.nonkdim != 16)
+    add(fmt::format("nonkdim {} with swapped operands: only 16 (16 weight rows per MMA)", c.nonkdim));
+  if (c.kpack != 1) add(fmt::format("kpack {} with swapped operands: only 1", c.kpack));
+  if (c.stages < 2 || c.stages > 8)
+    add(fmt::format("stages {} with swapped operands: a copy ring of 2 to 8 k-tiles", c.stages));
+}
+
 // Per-lane register budget the estimate must stay under. The estimate is rough (it ignores
 // what the compiler hoists); 0.65 of the real limit kept every ci.json candidate spill-free
 // under ptxas for sm_90 (docs/kernels.md has the figures).
+// The swapped-operand kernels hold nothing across k-tiles (their ring is in LDS), so their
+// register use barely moves with the tile knobs; for them the estimate only has to fit the
+// hardware limit the occupancy hint implies, and ptxas's spill report (compile step) decides.
 int register_budget(const KernelConfig& c, Arch arch, int threads) {
   auto const lim = limits(arch);
   int const occupancy = std::max(1, c.waves);
   int hw = lim.registers_per_lane;
   if (lim.nvidia) hw = std::min(hw, 65536 / std::max(1, threads * occupancy));
   else hw = std::min(hw, 512 / occupancy);
-  return hw * 65 / 100;
+  return c.swap_ab ? hw : hw * 65 / 100;
 }
 
 void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
@@ -31,14 +55,18 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
 
   // Knob ranges.
   if (c.stage != 1 && c.stage != 2) add(fmt::format("stage {} is neither 1 nor 2", c.stage));
-  if (c.block_m < 16 || c.block_m % 16 != 0)
-    add(fmt::format("block_m {} is not a positive multiple of 16 (the MMA row tile)", c.block_m));
-  if (c.block_m > 64 && c.block_m % 64 != 0)
-    add(fmt::format("block_m {} above 64 is not a multiple of 64 (warps split M by 64)", c.block_m));
+  if (c.swap_ab) {
+    swapped_rules(c, arch, add);
+  } else {
+    if (c.block_m < 16 || c.block_m % 16 != 0)
+      add(fmt::format("block_m {} is not a positive multiple of 16 (the MMA row tile)", c.block_m));
+    if (c.block_m > 64 && c.block_m % 64 != 0)
+      add(fmt::format("block_m {} above 64 is not a multiple of 64 (warps split M by 64)", c.block_m));
+    if (c.block_n <= 0 || c.block_n % 32 != 0)
+      add(fmt::format("block_n {} is not a multiple of 32 (MX scale granularity of h)", c.block_n));
+  }
   if (c.block_k <= 0 || c.block_k % 32 != 0)
     add(fmt::format("block_k {} is not a multiple of 32 (MX scale granularity)", c.block_k));
-  if (c.block_n <= 0 || c.block_n % 32 != 0)
-    add(fmt::format("block_n {} is not a multiple of 32 (MX scale granularity of h)", c.block_n));
   if (!is_pow2(c.warps) || c.warps > 1024 / lim.warp_size)
     add(fmt::format("warps {} is not a power of two up to {} on {}", c.warps, 1024 / lim.warp_size, an));
   if (c.kpack != 1 && c.kpack != 2 && c.kpack != 4)
@@ -48,7 +76,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("nonkdim {} on {}: only 16 (mma.sync m16n8k16) or 0 (FMA)", c.nonkdim, an));
   if (!lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16 && c.nonkdim != 32)
     add(fmt::format("nonkdim {} on {}: only 16, 32 (MFMA) or 0 (FMA)", c.nonkdim, an));
-  if (c.stages < 1 || c.stages > 3) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
+  if (!c.swap_ab && (c.stages < 1 || c.stages > 3)) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
   if (c.waves < 0 || c.waves > lim.max_waves)
     add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
   if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));
@@ -63,15 +91,20 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (!out.empty()) return;  // the derived quantities below assume sane knobs
 
   auto const t = kernel_traits(c, arch);
-  if (c.warps % t.warps_m != 0)
+  if (c.swap_ab) {
+    if ((t.nv / 16) % t.warps_n != 0)
+      add(fmt::format("{} 16-row weight fragments per CTA do not split over {} warps", t.nv / 16, t.warps_n));
+    if (c.block_k % t.chunk != 0)
+      add(fmt::format("block_k {} is not a multiple of {} (32 K per lane x 4 lanes per row)", c.block_k, t.chunk));
+  } else if (c.warps % t.warps_m != 0)
     add(fmt::format("warps {} is not a multiple of block_m/64 = {}", c.warps, t.warps_m));
-  if (t.warp_rows % t.mh != 0)
+  if (!c.swap_ab && t.warp_rows % t.mh != 0)
     add(fmt::format("block_m {} gives {} rows per warp, not a multiple of the {}-row {} tile",
                     c.block_m, t.warp_rows, t.mh, to_string(t.path)));
-  if (t.nv % (t.fw * t.warps_n) != 0)
+  if (!c.swap_ab && t.nv % (t.fw * t.warps_n) != 0)
     add(fmt::format("{} weight rows per CTA do not split into {} warps x {}-row fragments",
                     t.nv, t.warps_n, t.fw));
-  if (c.block_k % t.chunk != 0)
+  if (!c.swap_ab && c.block_k % t.chunk != 0)
     add(fmt::format("block_k {} is not a multiple of {} (32*kpack K per lane x {} lanes per row of {})",
                     c.block_k, t.chunk, t.lpr, to_string(t.path)));
   bool const scaled = t.path == MmaPath::smfma16 || t.path == MmaPath::smfma32;

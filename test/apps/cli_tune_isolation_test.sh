@@ -55,7 +55,7 @@ else
   fail "worker pids: crash '${crash_pid}', hang '${hang_pid}'"
 fi
 grep -q '"summary": "baseline failed: .*killed by signal 6' "$report" &&
-  ok "token-64 bucket: baseline failure recorded" || fail "no baseline failure recorded for token 64"
+  ok "token-128 bucket: baseline failure recorded" || fail "no baseline failure recorded for token 128"
 # Everyone else was measured: the token-16 winner still qualified and wrote its row.
 grep -q '"summary": "qualified"' "$report" && ok "token-16 bucket qualified" || fail "token-16 bucket did not qualify"
 if [[ -f $work/t.csv && $(($(wc -l <"$work/t.csv") - 1)) -eq 1 ]] && grep -q ',16,1024,256,32,4,' "$work/t.csv"; then

@@ -2,7 +2,7 @@
 # End-to-end check of `moe-tune tune --replay` through the real binary, without a GPU: plan,
 # compile (search_spaces/ci.json, so it stays quick), the whole qualification protocol on
 # replayed samples, and emission. The model (replay_model_small.json) makes the token-16
-# bucket of replay_untuned_small.csv qualify and the token-64 bucket not, so "only qualified
+# bucket of replay_untuned_small.csv qualify and the token-128 bucket not, so "only qualified
 # rows" is a real check. Usage: cli_tune_replay_test.sh MOE_TUNE SOURCE_DIR
 source "$(dirname "${BASH_SOURCE[0]}")/cli_harness.sh"
 
@@ -43,7 +43,7 @@ if [[ -f $work/t.csv ]]; then
     fail "$rows rows written, $qualified of $buckets buckets qualified (want rows = qualified, 1 <= qualified < buckets)"
   fi
   grep -q ',16,1024,256,32,4,' "$work/t.csv" || fail "the token-16 bucket's row is missing"
-  grep -q ',64,1024,256,32,4,' "$work/t.csv" && fail "the token-64 bucket (not qualified) has a row"
+  grep -q ',128,1024,256,32,4,' "$work/t.csv" && fail "the token-128 bucket (not qualified) has a row"
 else
   fail "no tuned CSV at $work/t.csv"
 fi

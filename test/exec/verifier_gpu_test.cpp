@@ -1,7 +1,7 @@
 // The correctness gates of DESIGN.md §2 on the GPU, for every data path, on the
 // DeepSeek-V4.1-Flash backbone shape and on a shape whose dims are not multiples of 128:
-// the default configuration pair and representative variants (atomic and reduce stage two,
-// split-K, the FMA fallback, separated gate/up, routing weight in stage one).
+// the default configuration pair and representative variants (both operand orders, atomic and
+// reduce stage two, split-K, the FMA fallback, separated gate/up, routing weight in stage one).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -89,8 +89,32 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     });
     if (s2) require_passes(verifier.verify(defaults.stage1, *s2, options));
   }
+  SECTION("the other operand order on both stages") {
+    // Decode-size defaults on sm_90 swap the operands; cover the tokens-on-M kernels there
+    // (and the swapped ones where the default does not use them).
+    // The deepest pipelining the rules accept (bf16 weights take 4x the registers).
+    auto flip = [&](search::KernelConfig c) -> std::optional<search::KernelConfig> {
+      c.swap_ab = !c.swap_ab;
+      c.block_m = 16;
+      c.block_n = c.stage == 1 ? 32 : 64;
+      c.block_k = 128;
+      c.warps = 4;
+      c.ksplit = 1;
+      for (int stages : {3, 2, 1}) {
+        if (auto v = variant(c, arch, base_shape, [&](auto& k) { k.stages = stages; })) return v;
+      }
+      return std::nullopt;
+    };
+    auto s1 = flip(defaults.stage1);
+    auto s2 = flip(defaults.stage2);
+    REQUIRE(s1);
+    REQUIRE(s2);
+    require_passes(verifier.verify(*s1, *s2, options));
+  }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
+      c.swap_ab = false;
+      c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 32;
       c.block_k = 64;
@@ -98,6 +122,8 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.stages = 1;
     });
     auto s2 = variant(defaults.stage2, arch, base_shape, [](auto& c) {
+      c.swap_ab = false;
+      c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 64;
       c.block_k = 64;

@@ -19,7 +19,9 @@ TEST_CASE("kernel names are generated from the knobs", "[search]") {
 TEST_CASE("kernel names parse back", "[search]") {
   for (auto const* n : {"moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0",
                         "moetune_s1_bf16_bf16_t128x64x128_w8_kp1_nk0_wv0_st1_gs_dw1",
-                        "moetune_s2_a8w4_fp8_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw0_atomic"}) {
+                        "moetune_s2_a8w4_fp8_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw0_atomic",
+                        "moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0",
+                        "moetune_s2_bf16_bf16_t16x64x128_w8_kp1_nk16_wv0_st4_sab_ks2_dw0_reduce"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -36,6 +38,12 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(c.ksplit == 4);
   CHECK(c.doweight_stage1);
   CHECK(c.stage2_mode == Stage2Mode::reduce);
+  CHECK_FALSE(c.swap_ab);  // names from before the knob parse as tokens-on-M
+  auto const sw = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv0_st4_sab_ks1_dw0_atomic");
+  CHECK(sw.swap_ab);
+  CHECK(sw.block_m == 8);
+  CHECK(sw.stages == 4);
+  CHECK(sw.stage2_mode == Stage2Mode::atomic);
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {

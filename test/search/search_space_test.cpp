@@ -58,7 +58,7 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
   CHECK(files >= 5);
 }
 
-TEST_CASE("ci.json keeps 4 to 8 valid variants per stage per arch", "[search]") {
+TEST_CASE("ci.json keeps 4 to 10 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
   for (auto const& a : space.arches) {
@@ -71,9 +71,9 @@ TEST_CASE("ci.json keeps 4 to 8 valid variants per stage per arch", "[search]") 
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
-      CHECK(valid[1] <= 8);
+      CHECK(valid[1] <= 10);
       CHECK(valid[2] >= 4);
-      CHECK(valid[2] <= 8);
+      CHECK(valid[2] <= 10);
     }
   }
   CHECK(arches.size() == 4);
@@ -91,6 +91,8 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2"));
   p = write("space_bad_mode", R"({"arch":"sm_90","stage1":{},"stage2":{"stage2_mode":["sum"]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.stage2_mode[0]"));
+  p = write("space_bad_swap", R"({"arch":"sm_90","stage1":{"swap_ab":[0,2]},"stage2":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.swap_ab[1]") && Contains("0 or 1"));
   p = write("space_syntax", "{\n  \"arch\": \"sm_90\",\n  oops\n}");
   CHECK_THROWS_WITH(load_search_space(p), Contains("space.json:3:"));
   CHECK_NOTHROW(load_search_space(spaces() / "ci.json").for_arch(Arch::sm_90));
@@ -124,6 +126,30 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("32-row"));
   k = c, k.dtype = DtypePath::a8w4, k.fp8 = Fp8Flavor::ocp, k.block_k = 128;
   CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("e4m3fnuz"));
+  // Swapped operands: block_m is the MMA's N (8 on sm_90, 16 on the 16x16 MFMA), block_n
+  // fills 16-row fragments, stages is a copy ring of 2 to 8 k-tiles.
+  auto w = c;
+  w.swap_ab = true, w.block_m = 8, w.block_n = 8, w.block_k = 256, w.stages = 2;
+  CHECK(!check_config(w, Arch::sm_90));
+  k = w, k.swap_ab = false;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("block_m 8 is not a positive multiple of 16"));
+  CHECK_THAT(check_config(w, Arch::gfx942).value(), Contains("not a multiple of 16 (the MMA's N)"));
+  k = w, k.block_m = 16, k.block_k = 128;  // wave64: a 64-lane ring, 43 KB of LDS
+  CHECK(!check_config(k, Arch::gfx942));
+  k = w, k.stages = 1;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("copy ring of 2 to 8"));
+  k = w, k.nonkdim = 0;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("only 16 (16 weight rows per MMA)"));
+  k = w, k.block_k = 64;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("block_k 64 is not a multiple of 128"));
+  k = w, k.dtype = DtypePath::a8w4;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("quantised per 32 columns"));
+  k = w, k.stage = 2, k.block_n = 24;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("16-row weight fragments"));
+  k = w, k.stage = 2, k.block_n = 48, k.warps = 2;  // 3 fragments over 2 warps
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("do not split over 2 warps"));
+  k = w, k.block_k = 256, k.stages = 8, k.block_m = 64, k.block_n = 64, k.warps = 8;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("shared memory"));
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
@@ -139,14 +165,22 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0>>");
+  {
+    auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
+    CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1>>");
+    // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
+    sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1>"));
+  }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   CHECK(render(c2, Arch::gfx950).kernel_names.front() == "moetune::moe_zero_y");

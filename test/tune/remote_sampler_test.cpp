@@ -164,7 +164,7 @@ TEST_CASE("isolated: the worker pid changes after a crash", "[tune][isolation]")
 TEST_CASE("isolated: a crashing baseline fails its bucket, the next bucket is measured",
           "[tune][isolation]") {
   auto const b1 = make_bucket(8, 6, 2);    // block_m 16
-  auto const b2 = make_bucket(64, 64, 2);  // block_m 32: another baseline
+  auto const b2 = make_bucket(1024, 1024, 2);  // 16 tokens per expert: another baseline
   REQUIRE(baseline_name(b1) != baseline_name(b2));
   auto model = base_model(b1);
   model["crash_pairs"] = {{baseline_name(b1), "sample"}};

@@ -1,5 +1,7 @@
 // calibrate's delay kernel compiles, with its name resolved and nothing spilled, for every arch
-// moe-tune targets (it must run on the users' GPUs, not only on the H200).
+// moe-tune targets (it must run on the users' GPUs, not only on the H200). A compile test, so it
+// lives with the other every-arch compile tests (moetune_test_jit, run by CI where all four
+// toolchains are installed), not in the GPU suite.
 #include <catch2/catch.hpp>
 
 #include <string>
