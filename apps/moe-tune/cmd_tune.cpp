@@ -33,6 +33,7 @@
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/jit/embedded_kernels.hpp"
 #include "autotune/search/search_space.hpp"
+#include "autotune/tune/calibration_record.hpp"
 #include "autotune/tune/gpu_sampler.hpp"
 #include "autotune/tune/replay_sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
@@ -56,6 +57,7 @@ struct TuneOptions {
   bool resume = false;   // continue the journal of an interrupted run
   std::string journal;   // default <report dir>/journal.jsonl
   IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
+  std::string calibration;     // `moe-tune calibrate --json` output whose rate the report states
 };
 
 std::string stem_of(const std::filesystem::path& list) {
@@ -103,6 +105,10 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   run.protocol.seed = opt.seed;
+  if (!opt.calibration.empty()) {
+    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, device.info().arch, false),
+                            run.protocol);
+  }
   run.provenance = common_provenance(compiler, space_path);
   run.provenance.device = device.info().name;
   run.provenance.arch = device.info().arch;
@@ -149,6 +155,9 @@ void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch a
                        ? run.output.parent_path() / (run.output.stem().string() + "_replay_report")
                        : std::filesystem::path(opt.report_dir);
   run.protocol.seed = opt.seed;
+  if (!opt.calibration.empty()) {
+    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, arch_name, true), run.protocol);
+  }
   // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
   // still goes into the provenance, as the compile step above used it.
   run.provenance = common_provenance(exec::UnitCompiler(arch, opt.cache_dir), space_path);
@@ -294,6 +303,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Run the protocol without a GPU on samples from this replay model (JSON, see "
                   "docs/tuning.md); needs -o, reports go to <-o stem>_replay_report/ unless "
                   "--report; a replayed run is never a measurement");
+  cmd->add_option("--calibration", opt->calibration,
+                  "State the false-qualification rate that `moe-tune calibrate --json FILE` measured "
+                  "for this design and arch (refused, naming the fields, if the design differs)");
   cmd->add_flag("--resume", opt->resume,
                 "Continue an interrupted run from its journal: decided buckets are not "
                 "measured again; a journal of a different run (device, toolchain, space, "

@@ -112,6 +112,10 @@ JournalIdentity journal_identity(const Provenance& p, const ProtocolOptions& opt
                       {"kernel_source_sha256", p.kernel_source_sha256},
                       {"sampler", p.sampler},
                       {"protocol", to_json(options)}};
+  // The stated calibration changes no decision: a run resumed with another (or none) is the
+  // same run.
+  j["protocol"].erase("false_qualification_rate");
+  j["protocol"].erase("calibration");
   JournalIdentity out;
   flatten(j, "", out);
   for (auto const& [k, v] : extra) out[k] = v;

@@ -49,8 +49,8 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
       opt.gate.reference_pairs, opt.gate.require_every_block ? ", gain in every block" : "",
       opt.confirm_blocks, opt.pairs_per_block);
   out += opt.false_qualification_rate
-             ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}%.\n\n",
-                           100 * *opt.false_qualification_rate)
+             ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}% ({}).\n\n",
+                           100 * *opt.false_qualification_rate, opt.calibration)
              : std::string("False-qualification rate of this design: not calibrated.\n\n");
   out += "The reduction is the median paired gain, so it need not equal the ratio of the two "
          "median times.\n\n";

@@ -3,6 +3,7 @@
 // design's; every value ends up in the manifest and the report.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "autotune/stats/gate.hpp"
 #include "autotune/tune/sampler.hpp"
@@ -29,6 +30,8 @@ struct ProtocolOptions {
   // The false-qualification rate `calibrate` measured for exactly this design; stated next
   // to every verdict. Empty = not calibrated (the report says so).
   std::optional<double> false_qualification_rate;
+  // Where that rate comes from (tune --calibration FILE: CalibrationRecord::describe()).
+  std::string calibration;
 };
 
 // The seed of one block's inputs: a pure function of the run seed and the block's place, so

@@ -66,7 +66,8 @@ nlohmann::json to_json(const ProtocolOptions& o) {
           {"stage_time_samples", o.stage_time_samples},
           {"gate", to_json(o.gate)},
           {"seed", o.seed},
-          {"false_qualification_rate", opt_json(o.false_qualification_rate)}};
+          {"false_qualification_rate", opt_json(o.false_qualification_rate)},
+          {"calibration", o.calibration}};
 }
 
 nlohmann::json to_json(const BucketResult& b) {

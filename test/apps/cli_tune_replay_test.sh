@@ -92,5 +92,34 @@ else
   ok "tune --replay without -o refused -> $rc"
 fi
 
+# --calibration: calibrate's measured null-case rate is stated in the summary and the report;
+# a file measured for another design is refused before anything is timed.
+cd "$work" || exit 1
+# (calibrate exits 1 here: 20 null trials and no power case cannot meet its own targets; the
+# JSON it writes is what --calibration reads.)
+"$moe_tune" calibrate --replay "$model" --trials 20 --power-trials 0 --json "$work/cal.json" >/dev/null 2>&1
+[[ -f $work/cal.json ]] || fail "calibrate --replay wrote no calibration file"
+"$moe_tune" tune --replay "$model" -o "$work/c.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 --calibration "$work/cal.json" >"$work/out_cal.txt" 2>&1 ||
+  fail "tune --calibration exited non-zero"
+if grep -q "Calibrated false-qualification rate of this design: 0.0% (0/20 null trials qualified" \
+     "$work/c_replay_report/summary.md" &&
+   grep -q '"calibration": "0/20 null trials qualified' "$work/c_replay_report/report.json"; then
+  ok "tune --calibration: the summary and the report state the measured rate"
+else
+  fail "tune --calibration: no calibrated rate in the summary/report"; grep -i calibrat "$work/c_replay_report/summary.md"
+fi
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['protocol']['pairs_per_block']=10; json.dump(d,open(sys.argv[2],'w'))" \
+  "$work/cal.json" "$work/cal_other.json" 2>/dev/null ||
+  sed 's/"pairs_per_block": *8/"pairs_per_block": 10/' "$work/cal.json" >"$work/cal_other.json"
+out=$("$moe_tune" tune --replay "$model" -o "$work/d.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 --calibration "$work/cal_other.json" 2>&1)
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "pairs_per_block: calibrated 10, this run 8" <<<"$out" && [[ ! -e $work/d.csv ]]; then
+  ok "tune --calibration of another design refused -> $rc"
+else
+  fail "tune --calibration of another design: rc $rc"; echo "$out" | tail -3
+fi
+
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi
 echo "all CLI tune --replay checks passed"

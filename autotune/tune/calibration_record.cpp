@@ -1,0 +1,103 @@
+#include "autotune/tune/calibration_record.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "autotune/core/atomic_file.hpp"
+#include "autotune/core/error.hpp"
+
+namespace moetune::tune {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::filesystem::path& file, const std::string& what) {
+  throw InputError(file, 0, 0, what);
+}
+
+const json& member(const std::filesystem::path& file, const json& j, const char* key, const char* where) {
+  if (!j.is_object() || !j.contains(key)) bad(file, fmt::format("no \"{}\" in {}: not `moe-tune calibrate --json` output", key, where));
+  return j.at(key);
+}
+
+}  // namespace
+
+std::string CalibrationRecord::describe() const {
+  return fmt::format("{}/{} null trials qualified (95 % CI {:.1f}-{:.1f} %), moe-tune calibrate on {}, {}",
+                     qualified, trials, 100 * ci_lower, 100 * ci_upper, device, source);
+}
+
+CalibrationRecord read_calibration(const std::filesystem::path& file, const ProtocolOptions& options,
+                                   std::string_view arch, bool replayed_run) {
+  json j;
+  try {
+    j = json::parse(read_file(file));
+  } catch (const json::exception& e) {
+    bad(file, fmt::format("invalid JSON: {}", e.what()));
+  }
+  try {
+    auto const& machine = member(file, j, "machine", "the file");
+    auto const& protocol = member(file, j, "protocol", "the file");
+    auto const& cases = member(file, j, "cases", "the file");
+
+    // The design: every field that changes what "qualified" means.
+    int const pairs = options.confirm_blocks * options.pairs_per_block;
+    std::vector<std::string> differ;
+    auto same_int = [&](const char* key, std::int64_t ours) {
+      auto const theirs = member(file, protocol, key, "\"protocol\"").get<std::int64_t>();
+      if (theirs != ours) differ.push_back(fmt::format("{}: calibrated {}, this run {}", key, theirs, ours));
+    };
+    auto same_real = [&](const char* key, double ours) {
+      auto const theirs = member(file, protocol, key, "\"protocol\"").get<double>();
+      if (std::abs(theirs - ours) > 1e-12) differ.push_back(fmt::format("{}: calibrated {}, this run {}", key, theirs, ours));
+    };
+    same_int("confirm_blocks", options.confirm_blocks);
+    same_int("pairs_per_block", options.pairs_per_block);
+    same_int("control_remeasures", options.control_remeasures);
+    same_int("required_wins", stats::required_wins(options.gate, pairs));
+    same_real("min_median_reduction", options.gate.min_median_reduction);
+    same_real("control_fraction", options.gate.control_fraction);
+    if (member(file, protocol, "require_every_block", "\"protocol\"").get<bool>() != options.gate.require_every_block)
+      differ.push_back(fmt::format("require_every_block: calibrated {}, this run {}",
+                                   !options.gate.require_every_block, options.gate.require_every_block));
+    auto const their_arch = member(file, machine, "arch", "\"machine\"").get<std::string>();
+    if (their_arch != arch) differ.push_back(fmt::format("arch: calibrated {}, this run {}", their_arch, arch));
+    if (!differ.empty()) {
+      std::string list;
+      for (auto const& d : differ) list += "\n  " + d;
+      bad(file, "calibrated for a different design, so its rate does not apply to this run:" + list);
+    }
+    auto const sampler = member(file, machine, "sampler", "\"machine\"").get<std::string>();
+    if (sampler == "replay" && !replayed_run)
+      bad(file, "a replayed calibration (synthetic samples) cannot state the rate of a GPU run");
+
+    for (auto const& c : cases) {
+      if (member(file, c, "name", "a case").get<std::string>() != "null") continue;
+      CalibrationRecord r;
+      r.trials = member(file, c, "trials", "the null case").get<std::int64_t>();
+      r.qualified = member(file, c, "qualified", "the null case").get<std::int64_t>();
+      auto const& ci = member(file, c, "ci95", "the null case");
+      if (!ci.is_array() || ci.size() != 2) bad(file, "the null case's \"ci95\" is not [lower, upper]");
+      r.ci_lower = ci[0].get<double>();
+      r.ci_upper = ci[1].get<double>();
+      if (r.trials <= 0) bad(file, "the null case has no trials: run calibrate with --trials N > 0");
+      r.rate = static_cast<double>(r.qualified) / static_cast<double>(r.trials);
+      r.device = member(file, machine, "device", "\"machine\"").get<std::string>();
+      r.source = file.string();
+      return r;
+    }
+    bad(file, "no null case (calibrate --trials 0 measures power only)");
+  } catch (const json::exception& e) {
+    bad(file, fmt::format("unexpected value: {}", e.what()));
+  }
+}
+
+void apply_calibration(const CalibrationRecord& record, ProtocolOptions& options) {
+  options.false_qualification_rate = record.rate;
+  options.calibration = record.describe();
+}
+
+}  // namespace moetune::tune
