@@ -3,12 +3,8 @@
 namespace moetune::exec {
 
 jit::KernelSource delay_unit_source() {
-  jit::KernelSource out;
-  out.unit_name = "moetune_delay";
-  // The kernel is not a template: naming it is enough to keep and resolve it.
-  out.source = "// moe-tune calibrate: fixed busy-wait after stage two\n#include \"moe_delay.cuh\"\n";
-  out.kernel_names = {delay_kernel_name};
-  return out;
+  return jit::single_kernel_unit("moetune_delay", "calibrate: fixed busy-wait after stage two",
+                                 "moe_delay.cuh", delay_kernel_name);
 }
 
 search::LaunchPlan delay_launch_plan() {

@@ -16,11 +16,8 @@ constexpr std::uint32_t checksum_threads = 256;  // kernels/moe_checksum.cuh
 constexpr std::int32_t checksum_grid = 1024;
 
 jit::KernelSource checksum_source() {
-  jit::KernelSource s;
-  s.unit_name = "moetune_checksum";
-  s.source = "// moe-tune verify: device-side checksum of the weights\n#include \"moe_checksum.cuh\"\n";
-  s.kernel_names = {checksum_kernel};
-  return s;
+  return jit::single_kernel_unit("moetune_checksum", "verify: device-side checksum of the weights",
+                                 "moe_checksum.cuh", checksum_kernel);
 }
 
 }  // namespace

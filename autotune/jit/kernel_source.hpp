@@ -3,6 +3,7 @@
 // (autotune/jit): one candidate is one tiny translation unit that instantiates one
 // specialization of a kernel template from kernels/.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moetune::jit {
@@ -22,5 +23,17 @@ struct KernelSource {
   // Extra preprocessor definitions, "NAME=VALUE" or "NAME".
   std::vector<std::string> defines;
 };
+
+// A unit of one non-template kernel from one kernels/ header (the verifier's checksum,
+// calibrate's delay): naming the kernel is enough to keep and resolve it. `purpose` becomes
+// the unit's first comment line ("// moe-tune <purpose>").
+inline KernelSource single_kernel_unit(std::string unit_name, const std::string& purpose,
+                                       const std::string& header, std::string kernel_name) {
+  KernelSource out;
+  out.unit_name = std::move(unit_name);
+  out.source = "// moe-tune " + purpose + "\n#include \"" + header + "\"\n";
+  out.kernel_names = {std::move(kernel_name)};
+  return out;
+}
 
 }  // namespace moetune::jit
