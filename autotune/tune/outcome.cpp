@@ -1,10 +1,10 @@
 #include "autotune/tune/outcome.hpp"
 
-#include <array>
+#include "autotune/core/enum_names.hpp"
 
 namespace moetune::tune {
 namespace {
-constexpr std::array<std::pair<Outcome, std::string_view>, 9> kNames{{
+constexpr EnumNames<Outcome, 11> kNames{{
     {Outcome::pruned, "pruned"},
     {Outcome::compile_error, "compile_error"},
     {Outcome::launch_error, "launch_error"},
@@ -14,21 +14,13 @@ constexpr std::array<std::pair<Outcome, std::string_view>, 9> kNames{{
     {Outcome::not_significant, "not_significant"},
     {Outcome::control_failed, "control_failed"},
     {Outcome::qualified, "qualified"},
+    {Outcome::baseline_failed, "baseline_failed"},
+    {Outcome::setup_failed, "setup_failed"},
 }};
 }  // namespace
 
-std::string_view to_string(Outcome outcome) {
-  for (auto const& [o, name] : kNames) {
-    if (o == outcome) return name;
-  }
-  return "unknown";
-}
+std::string_view to_string(Outcome outcome) { return name_in(kNames, outcome); }
 
-std::optional<Outcome> parse_outcome(std::string_view text) {
-  for (auto const& [o, name] : kNames) {
-    if (name == text) return o;
-  }
-  return std::nullopt;
-}
+std::optional<Outcome> parse_outcome(std::string_view text) { return value_in(kNames, text); }
 
 }  // namespace moetune::tune

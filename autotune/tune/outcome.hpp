@@ -16,6 +16,14 @@ enum class Outcome {
   not_significant,  // confirmed, but the predeclared gate did not pass
   control_failed,   // the identical-kernel control showed bias twice: no row
   qualified,        // passed the gate with an honest control: a tuned row
+  // Not measured through no fault of its own: the bucket's baseline failed to build, verify
+  // or time (the reason names the baseline's failure), so there was nothing honest to compare
+  // against. Inheriting the baseline's kind instead (wrong_result, ...) would blame the
+  // candidate for the default's defect.
+  baseline_failed,
+  // Not measured: the bucket could not be set up (weights, a worker, memory). The bucket is
+  // not decided and a resumed run measures it again.
+  setup_failed,
 };
 
 [[nodiscard]] std::string_view to_string(Outcome outcome);

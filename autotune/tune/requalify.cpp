@@ -147,7 +147,11 @@ RequalifyResult requalify_verdict(BucketResult b) {
         case Outcome::wrong_result: r.verdict = RequalifyVerdict::wrong_result; break;
         case Outcome::control_failed: r.verdict = RequalifyVerdict::control_failed; break;
         case Outcome::launch_error:
-        case Outcome::timeout: r.verdict = RequalifyVerdict::failed_to_run; break;
+        case Outcome::timeout:
+        // The default failed or the bucket could not be set up: the row's pair never ran
+        // against it, which is no verdict on the row.
+        case Outcome::baseline_failed:
+        case Outcome::setup_failed: r.verdict = RequalifyVerdict::failed_to_run; break;
         case Outcome::pruned: r.verdict = RequalifyVerdict::not_valid; break;
       }
       r.detail = rec.outcome == Outcome::qualified ? figures(b) : join(figures(b), rec.reason);
