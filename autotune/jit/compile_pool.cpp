@@ -8,6 +8,7 @@
 
 #include "autotune/core/error.hpp"
 #include "autotune/core/thread_pool.hpp"
+#include "autotune/jit/machine_code_digest.hpp"
 
 namespace moetune::jit {
 namespace {
@@ -66,6 +67,7 @@ CompileOutcome compile_unit(const Compiler& compiler, const CodeCache* cache,
                                      error.what());
   }
   outcome.status = outcome.result.ok ? CompileStatus::ok : CompileStatus::compile_error;
+  outcome.code_digest = machine_code_digest(outcome.result);
   if (!outcome.result.ok) outcome.log_head = detail::first_lines(outcome.result.log, log_head_lines);
   outcome.elapsed_ms = ms_since(start);
   return outcome;

@@ -38,6 +38,9 @@ struct CompileOutcome {
   std::string key;          // cache key (also identifies the build in provenance)
   CompileResult result;     // image, lowered names and resources when ok; the log always
   std::string log_head;     // first lines of the log, for tables (empty when clean)
+  // What the unit executes (machine_code_digest.hpp): equal for units that differ by name
+  // only. Empty when it did not compile.
+  std::string code_digest;
 };
 
 struct CompileReport {
