@@ -34,6 +34,7 @@
 #include "autotune/jit/embedded_kernels.hpp"
 #include "autotune/search/search_space.hpp"
 #include "autotune/tune/calibration_record.hpp"
+#include "autotune/tune/code_twins.hpp"
 #include "autotune/tune/gpu_sampler.hpp"
 #include "autotune/tune/replay_sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
@@ -77,8 +78,17 @@ JournalSettings journal_settings(const TuneOptions& opt) {
   j.identity["input_sha256"] = sha256_hex(read_file(input));
   j.identity["routing"] = opt.routing;
   j.identity["hot"] = opt.hot ? "true" : "false";
-  if (!opt.replay.empty()) j.identity["replay_model_sha256"] = sha256_hex(read_file(locate(opt.replay)));
+  if (!opt.replay.empty()) {
+    j.identity["replay_model_sha256"] = tune::replay_model_identity_digest(locate(opt.replay));
+  }
   return j;
+}
+
+// A bucket that could not be tuned outranks a unit that did not compile (a candidate's
+// failure, recorded as its outcome; still exit 1, as before): see `tune --help`.
+int run_exit_code(const ProtocolTotals& totals, std::size_t failed_compiles) {
+  if (int const code = totals.exit_code(); code != 0) return code;
+  return failed_compiles == 0 ? 0 : 1;
 }
 
 // What a run depends on besides the machine: the same for a measurement and a replay.
@@ -95,7 +105,7 @@ tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
 }
 
 // A measurement on the GPU in hand: defaults under results/<arch>/.
-void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
+ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
              const tune::TunePlan& plan) {
   auto const stem = stem_of(input);
@@ -126,8 +136,7 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
     if (opt.hot) args.push_back("--hot");
     if (!opt.cache_dir.empty()) args.insert(args.end(), {"--cache-dir", opt.cache_dir});
     auto sampler = isolated_sampler(opt.isolation, std::move(args));
-    run_protocol(plan, *sampler, run);
-    return;
+    return run_protocol(plan, *sampler, run);
   }
   tune::GpuSamplerOptions sampler_options;
   sampler_options.hot = opt.hot;
@@ -137,11 +146,11 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
     sampler_options.test_faults = tune::parse_test_faults(opt.isolation.test_fault);
   }
   tune::GpuSampler sampler(device, arch, compiler, sampler_options);
-  run_protocol(plan, sampler, run);
+  return run_protocol(plan, sampler, run);
 }
 
 // A replay: samples from the model, outputs next to the explicit -o, never under results/.
-void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
+ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan) {
   auto const model_path = locate(opt.replay);
   auto loaded = tune::read_replay_model(model_path);
@@ -175,11 +184,10 @@ void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch a
     // crash_pairs / hang_pairs really kill or stall it.
     auto sampler = isolated_sampler(opt.isolation,
                                     {"--backend", "replay", "--replay", model_path.string()});
-    run_protocol(plan, *sampler, run);
-    return;
+    return run_protocol(plan, *sampler, run);
   }
   tune::ReplaySampler sampler(std::move(model));
-  run_protocol(plan, sampler, run);
+  return run_protocol(plan, sampler, run);
 }
 
 void run_tune(const TuneOptions& opt, int& exit_code) {
@@ -215,7 +223,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
   auto const space = search::load_search_space(space_path);
 
   // 2. Plan.
-  auto const plan = tune::make_tune_plan(untuned, space, arch);
+  auto plan = tune::make_tune_plan(untuned, space, arch);
   fmt::print("tune: {} ({} rows) on {} with {}\n", input.string(), untuned.rows().size(),
              arch_name, space_path.string());
   for (auto const& s : plan.skipped) {
@@ -248,11 +256,23 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
       fmt::print("  compile_error: {}\n{}\n", o.unit_name, o.log_head);
     }
   }
+  if (replaying) {
+    // A replay model names pipelines, not code: deduplicating by code would change which
+    // pipelines it is asked about.
+    fmt::print("code twins: not looked for in a replay (its pipelines have no machine code); "
+               "candidates are told apart by name only\n");
+  } else {
+    tune::attach_code_digests(plan, tune::code_digests_of(compiled));
+    auto const twins = tune::count_code_twins(plan);
+    fmt::print("code twins: {} candidate(s) removed: {} with the baseline's machine code, {} "
+               "with an earlier pipeline's (timed once)\n",
+               twins.total(), twins.baseline_twins, twins.pipeline_twins);
+  }
 
   // 4. Replay, or measurement on a GPU of the planned arch.
   if (replaying) {
-    replay(opt, arch_name, arch, space_path, plan);
-    exit_code = failed == 0 ? 0 : 1;
+    auto const totals = replay(opt, arch_name, arch, space_path, plan);
+    exit_code = run_exit_code(totals, failed);
     return;
   }
   if (!gpu_state.available) {
@@ -270,8 +290,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw Error(fmt::format("planned for {} but the GPU is {} ({}): timing needs the planned arch",
                             arch_name, device.info().name, device.info().arch));
   }
-  measure(opt, device, arch, space_path, input, plan);
-  exit_code = 0;
+  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan), failed);
 }
 
 }  // namespace
@@ -280,6 +299,15 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<TuneOptions>();
   auto* cmd = app.add_subcommand(
       "tune", "Tune an untuned shape list into qualified AITER tuned rows (see docs/tuning.md)");
+  cmd->footer(fmt::format(
+      "Exit codes: 0 every bucket decided; 1 a unit failed to compile (its candidates are "
+      "compile_error); 2 bad input or usage; 3 a GPU, compiler or system failure that stopped "
+      "the run; {} a bucket's baseline (default configuration) failed to build, verify or "
+      "time, so its candidates are baseline_failed and nothing was tuned there; {} a bucket "
+      "could not be set up (weights, worker, memory): it is not journaled and `tune --resume` "
+      "measures it again. For {} and {} every other bucket was measured and its rows written; "
+      "summary.md names the failed buckets.",
+      kExitBaselineFailed, kExitSetupFailed, kExitBaselineFailed, kExitSetupFailed));
   cmd->add_option("-i,--input", opt->input, "Untuned shape list (AITER fMoE schema)")
       ->capture_default_str();
   cmd->add_option("--space", opt->space, "Search space (default search_spaces/<arch>.json)");

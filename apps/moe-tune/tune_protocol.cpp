@@ -11,6 +11,7 @@
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
 #include "autotune/tune/bucket_tuner.hpp"
+#include "autotune/tune/failed_buckets.hpp"
 #include "autotune/tune/journal.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/markdown_summary.hpp"
@@ -77,16 +78,40 @@ void write_report(const ProtocolRun& run, const std::vector<tune::JournalEntry>&
 }
 
 // summary.md likewise: the preamble and table head of an empty summary, then one line per
-// bucket (each entry carries its own line).
+// bucket (each entry carries its own line), then a line for every bucket that failed.
 void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries) {
   auto text = tune::markdown_summary({}, run.protocol, run.provenance);
-  for (auto const& e : entries) text += e.summary_md + "\n";
+  std::vector<tune::FailedBucket> failed;
+  for (auto const& e : entries) {
+    text += e.summary_md + "\n";
+    if (auto f = tune::failed_bucket(e.report)) failed.push_back(std::move(*f));
+  }
+  text += tune::failed_buckets_markdown(failed);
   write_file_atomically(run.report_dir / "summary.md", text);
+}
+
+ProtocolTotals count_outcomes(const std::vector<tune::JournalEntry>& entries) {
+  ProtocolTotals totals;
+  totals.buckets = entries.size();
+  for (auto const& e : entries) {
+    totals.qualified += e.row ? 1 : 0;
+    if (auto f = tune::failed_bucket(e.report)) {
+      ++(f->status == tune::BucketStatus::setup_failed ? totals.setup_failed
+                                                       : totals.baseline_failed);
+    }
+  }
+  return totals;
 }
 
 }  // namespace
 
-std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
+int ProtocolTotals::exit_code() const {
+  if (setup_failed > 0) return kExitSetupFailed;
+  if (baseline_failed > 0) return kExitBaselineFailed;
+  return 0;
+}
+
+ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
                          const ProtocolRun& run) {
   std::filesystem::create_directories(run.report_dir);
   if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
@@ -120,8 +145,15 @@ std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
       auto const result = tune::tune_bucket(bucket, sampler, run.protocol, hooks);
       fmt::print("  => {}\n", result.summary);
       entries.push_back(tune::journal_entry(result, run.rows, run.protocol, run.provenance));
-      // Journaled (and on disk) before anything else: from here a kill loses nothing.
-      journal.record(entries.back());
+      if (result.setup_failure) {
+        // Not decided: the journal must not hold it, so that --resume measures it again.
+        fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
+                   "on, and `tune --resume` retries it\n",
+                   bucket.line, bucket.key.token);
+      } else {
+        // Journaled (and on disk) before anything else: from here a kill loses nothing.
+        journal.record(entries.back());
+      }
     }
     // Reports are rewritten after every bucket, so an interrupted run keeps what it decided.
     write_report(run, entries, resumed);
@@ -134,13 +166,24 @@ std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
   // write_tuned_rows returns the rows it *replaced* (same key already in the file), not the
   // rows written: report both, and name the file whenever a row went into it.
   auto const replaced = tune::write_tuned_rows(run.output, rows);
+  auto const totals = count_outcomes(entries);
   fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced); report {}{}{}\n",
              rows.size(), plan.buckets.size(), rows.size(),
              rows.empty() ? "(nothing)" : run.output.string(), replaced,
              (run.report_dir / "report.json").string(),
              run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "",
              resumed ? fmt::format("; {} bucket(s) taken from the journal", resumed) : "");
-  return rows.size();
+  if (totals.baseline_failed > 0) {
+    fmt::print("{} bucket(s) not tuned because their baseline failed (see summary.md); exit "
+               "code {}\n",
+               totals.baseline_failed, kExitBaselineFailed);
+  }
+  if (totals.setup_failed > 0) {
+    fmt::print("{} bucket(s) not tuned because their set-up failed (not journaled: rerun with "
+               "--resume to measure them); exit code {}\n",
+               totals.setup_failed, kExitSetupFailed);
+  }
+  return totals;
 }
 
 }  // namespace moetune::app

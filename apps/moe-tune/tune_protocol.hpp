@@ -33,14 +33,30 @@ struct ProtocolRun {
   JournalSettings journal;
 };
 
+// `tune`'s exit codes for buckets it could not tune (docs/tuning.md, `tune --help`); they
+// come after everything else was measured and written.
+inline constexpr int kExitBaselineFailed = 4;  // a bucket's baseline failed (journaled)
+inline constexpr int kExitSetupFailed = 5;     // a bucket's set-up failed: --resume retries it
+
+// How the buckets of a run ended (this run's and those taken from the journal).
+struct ProtocolTotals {
+  std::size_t buckets = 0;
+  std::size_t qualified = 0;
+  std::size_t baseline_failed = 0;
+  std::size_t setup_failed = 0;
+  // 0 when every bucket was decided with a working baseline; else kExitSetupFailed when any
+  // set-up failed (the one a rerun can fix), else kExitBaselineFailed.
+  [[nodiscard]] int exit_code() const;
+};
+
 // Runs tune_bucket on every bucket of the plan, in order, writing each bucket's manifest
 // before its confirmation, journaling each decided bucket as soon as it is decided, and the
-// report and summary after every bucket; then the rows. With journal.resume, buckets the
-// journal already holds are taken from it, not measured; a journal of another run (identity
-// mismatch) is refused with every differing field named. Without resume an existing journal
-// is kept as journal.jsonl.prev and a new one started.
-// Returns the number of qualified buckets.
-std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
-                         const ProtocolRun& run);
+// report and summary after every bucket; then the rows. A bucket whose set-up failed is
+// reported but not journaled (not decided), and the run goes on. With journal.resume, buckets
+// the journal already holds are taken from it, not measured; a journal of another run
+// (identity mismatch) is refused with every differing field named. Without resume an existing
+// journal is kept as journal.jsonl.prev and a new one started.
+ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
+                            const ProtocolRun& run);
 
 }  // namespace moetune::app

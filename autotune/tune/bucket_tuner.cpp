@@ -20,10 +20,24 @@ Outcome BucketResult::outcome_of(const CandidateSlot& slot) const {
 
 std::string BucketResult::reason_of(const CandidateSlot& slot) const {
   if (slot.pruned) return *slot.pruned;
+  if ((slot.is_baseline_pair || !slot.pair) && slot.code_twin_of) {
+    return "code twin of the baseline " + *slot.code_twin_of +
+           ": the same machine code under another name, nothing to gain";
+  }
   if (slot.is_baseline_pair || !slot.pair) {
     return "its pipeline is the baseline configuration itself: nothing to gain";
   }
+  if (slot.code_twin_of) {
+    return "code twin of " + *slot.code_twin_of + " (the same machine code, timed once): " +
+           pairs.at(*slot.pair).reason;
+  }
   return pairs.at(*slot.pair).reason;
+}
+
+BucketStatus BucketResult::status() const {
+  if (setup_failure) return BucketStatus::setup_failed;
+  if (baseline_failure) return BucketStatus::baseline_failed;
+  return qualified ? BucketStatus::qualified : BucketStatus::not_qualified;
 }
 
 const ConfirmAttempt* BucketResult::final_attempt() const {
@@ -37,8 +51,8 @@ constexpr const char* kCandidateArm = "candidate";
 constexpr const char* kControlArm = "control";
 
 // The baseline itself failed: no honest comparison exists for this bucket. Every candidate
-// still open inherits the failure kind (it is what stopped its measurement), with a reason
-// that says the failure was the baseline's.
+// still open ends baseline_failed (not the baseline's own kind: a wrong_result there would
+// blame the candidate), with a reason that names the baseline's failure.
 struct BaselineFailure {
   Outcome kind;
   std::string message;
@@ -67,16 +81,27 @@ class BucketRun {
 
     try {
       m_sampler.begin_bucket(m_bucket);
+    } catch (const std::exception& e) {
+      // Neither a candidate's failure nor the baseline's (weights, a worker, memory): the
+      // bucket ends undecided, and the run goes on with the next one.
+      close_all_open(Outcome::setup_failed,
+                     std::string("not measured: the bucket's set-up failed: ") + e.what());
+      m_res.setup_failure = e.what();
+      m_res.summary = std::string("set-up failed: ") + e.what();
+      return std::move(m_res);
+    }
+    try {
       check_baseline();
       std::vector<std::size_t> alive = prepare_and_verify();
       std::vector<std::size_t> finalists = screen(alive);
       std::optional<std::size_t> winner = select(finalists);
       if (winner) confirm(*winner);
     } catch (const BaselineFailure& f) {
-      for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
-        if (is_open(i)) close(i, f.kind, "not measured: the baseline failed: " + f.message);
-      }
-      m_res.summary = "baseline failed: " + f.message;
+      close_all_open(Outcome::baseline_failed,
+                     fmt::format("not measured: the baseline {} failed ({}): {}",
+                                 m_res.baseline.name(), to_string(f.kind), f.message));
+      m_res.baseline_failure = BaselineFailureRecord{f.kind, f.message};
+      m_res.summary = fmt::format("baseline failed: {}: {}", to_string(f.kind), f.message);
     }
     if (m_res.summary.empty()) m_res.summary = "no pipeline was confirmed";
     // Every pipeline must have its one outcome by now; an open one is a bug in this file.
@@ -99,6 +124,12 @@ class BucketRun {
     m_open[i] = false;
     m_res.pairs[i].outcome = outcome;
     m_res.pairs[i].reason = std::move(reason);
+  }
+
+  void close_all_open(Outcome outcome, const std::string& reason) {
+    for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
+      if (is_open(i)) close(i, outcome, reason);
+    }
   }
 
   void check_baseline() {

@@ -14,6 +14,10 @@
 //             control_failed and no row
 //   stage times: us1 / us2 of the qualified pair, isolated, for the tuned row.
 // Every plan candidate ends in exactly one Outcome with a reason.
+// When the baseline fails (build, verification or any timing), every pipeline not yet decided
+// ends baseline_failed, naming the baseline's failure. When the sampler cannot set the bucket
+// up (begin_bucket throws), nothing is measured: every pipeline ends setup_failed and the
+// result says why (setup_failure); the caller goes on with the next bucket.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +27,7 @@
 
 #include "autotune/stats/gate.hpp"
 #include "autotune/stats/paired_comparison.hpp"
+#include "autotune/tune/bucket_status.hpp"
 #include "autotune/tune/candidate_pairs.hpp"
 #include "autotune/tune/confirmation.hpp"
 #include "autotune/tune/manifest.hpp"
@@ -46,6 +51,13 @@ struct PairRecord {
 
 // ConfirmAttempt: autotune/tune/confirmation.hpp (shared with calibrate).
 
+// What stopped the baseline: the kind it failed with (compile_error, wrong_result,
+// launch_error, timeout) and the sampler's message.
+struct BaselineFailureRecord {
+  Outcome kind = Outcome::launch_error;
+  std::string message;
+};
+
 struct BucketResult {
   io::FmoeKey key;
   std::int64_t line = 0;
@@ -65,6 +77,10 @@ struct BucketResult {
   std::optional<double> stage1_us, stage2_us;  // isolated medians of the qualified pair
   std::vector<double> stage1_samples_us, stage2_samples_us;
   std::string summary;  // one sentence: what happened to this bucket
+  std::optional<BaselineFailureRecord> baseline_failure;  // set: nothing was tuned
+  std::optional<std::string> setup_failure;  // set: the set-up error's text; not decided
+
+  [[nodiscard]] BucketStatus status() const;
 
   // The outcome and reason of a plan candidate.
   [[nodiscard]] Outcome outcome_of(const CandidateSlot& slot) const;

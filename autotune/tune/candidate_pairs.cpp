@@ -29,6 +29,19 @@ std::optional<search::KernelConfig> partner(const BucketPlan& bucket, int other_
   return first;
 }
 
+// The machine code of a pipeline: both stages' digests, or nullopt when either is unknown
+// (no digests for this bucket, or a unit that did not compile): then only names compare.
+std::optional<std::string> pipeline_code(const BucketPlan& bucket, const TunePair& pair) {
+  if (!bucket.code_digests) return std::nullopt;
+  auto const s1 = bucket.code_digests->find(pair.stage1.name());
+  auto const s2 = bucket.code_digests->find(pair.stage2.name());
+  if (s1 == bucket.code_digests->end() || s2 == bucket.code_digests->end() ||
+      s1->second.empty() || s2->second.empty()) {
+    return std::nullopt;
+  }
+  return s1->second + "+" + s2->second;
+}
+
 // A fixed pair: every plan candidate that is one of its two stages points at it; anything
 // else in the plan is not timed (requalification asks about one pipeline only).
 CandidatePairs fixed_candidate_pairs(const BucketPlan& bucket) {
@@ -60,7 +73,9 @@ CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
   if (bucket.fixed_pair) return fixed_candidate_pairs(bucket);
   CandidatePairs out;
   TunePair const base = baseline_pair(bucket);
-  std::map<std::string, std::size_t> index;
+  auto const base_code = pipeline_code(bucket, base);
+  std::map<std::string, std::size_t> index;       // by pipeline name
+  std::map<std::string, std::size_t> code_index;  // by pipeline machine code
   for (auto const& c : bucket.candidates) {
     CandidateSlot slot;
     slot.stage = c.config.stage;
@@ -79,18 +94,27 @@ CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
       continue;
     }
     TunePair pair = c.config.stage == 1 ? TunePair{c.config, *p} : TunePair{*p, c.config};
-    if (pair == base) {
+    auto const code = pipeline_code(bucket, pair);
+    if (pair == base || (code && code == base_code)) {
       slot.is_baseline_pair = true;
+      if (pair != base) slot.code_twin_of = base.name();
       out.slots.push_back(std::move(slot));
       continue;
     }
     auto const name = pair.name();
-    auto it = index.find(name);
-    if (it == index.end()) {
-      it = index.emplace(name, out.pairs.size()).first;
+    if (auto const it = index.find(name); it != index.end()) {
+      slot.pair = it->second;
+    } else if (auto const twin = code ? code_index.find(*code) : code_index.end();
+               twin != code_index.end()) {
+      // Another name for code already timed: timing it again would only measure noise.
+      slot.pair = twin->second;
+      slot.code_twin_of = out.pairs[twin->second].name();
+    } else {
+      slot.pair = out.pairs.size();
+      index.emplace(name, out.pairs.size());
+      if (code) code_index.emplace(*code, out.pairs.size());
       out.pairs.push_back(std::move(pair));
     }
-    slot.pair = it->second;
     out.slots.push_back(std::move(slot));
   }
   return out;

@@ -1,11 +1,14 @@
 #include "autotune/tune/markdown_summary.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/stats/gate.hpp"
+#include "autotune/tune/failed_buckets.hpp"
+#include "autotune/tune/tune_report.hpp"
 
 namespace moetune::tune {
 
@@ -25,7 +28,9 @@ std::string control_cell(const BucketResult& b) {
 }
 
 std::string outcome_cell(const BucketResult& b) {
-  if (b.winner) {
+  // A baseline that failed during confirmation leaves a winner behind: the failure is what
+  // the line must say, not the winner's inherited outcome.
+  if (b.winner && !b.baseline_failure) {
     auto const& w = b.pairs[*b.winner];
     return fmt::format("{}: `{}` + `{}`", to_string(w.outcome), w.pair.stage1.name(),
                        w.pair.stage2.name());
@@ -80,7 +85,12 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
 void write_markdown_summary(const std::filesystem::path& file,
                             std::span<const BucketResult> buckets, const ProtocolOptions& options,
                             const Provenance& provenance) {
-  write_file_atomically(file, markdown_summary(buckets, options, provenance));
+  std::vector<FailedBucket> failed;
+  for (auto const& b : buckets) {
+    if (auto f = failed_bucket(to_json(b))) failed.push_back(std::move(*f));
+  }
+  write_file_atomically(file, markdown_summary(buckets, options, provenance) +
+                                  failed_buckets_markdown(failed));
 }
 
 }  // namespace moetune::tune

@@ -16,6 +16,8 @@ namespace moetune::tune {
 [[nodiscard]] std::string markdown_summary(std::span<const BucketResult> buckets,
                                            const ProtocolOptions& options,
                                            const Provenance& provenance);
+// The table (markdown_summary) followed by the line of every bucket that could not be tuned
+// (failed_buckets.hpp).
 void write_markdown_summary(const std::filesystem::path& file,
                             std::span<const BucketResult> buckets, const ProtocolOptions& options,
                             const Provenance& provenance);

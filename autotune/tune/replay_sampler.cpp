@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +15,7 @@
 
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
-
-#include "autotune/core/error.hpp"
+#include "autotune/core/sha256.hpp"
 
 namespace moetune::tune {
 
@@ -97,19 +97,46 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
       }
     }
   }
+  if (j.contains("setup_failure")) {
+    for (auto const& [token, text] : j.at("setup_failure").items()) {
+      std::int64_t value = 0;
+      auto const [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc() || end != token.data() + token.size()) {
+        throw Error(fmt::format("replay model: setup_failure.{}: not a bucket token", token));
+      }
+      m.setup_failure[value] = text.get<std::string>();
+    }
+  }
   return m;
 }
 
-ReplayModelFile read_replay_model(const std::filesystem::path& path) {
-  auto const text = read_file(path);
+namespace {
+
+nlohmann::json read_replay_model_json(const std::filesystem::path& path) {
   try {
-    auto const json = nlohmann::json::parse(text);
+    return nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not a replay model: {}", path.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+ReplayModelFile read_replay_model(const std::filesystem::path& path) {
+  auto const json = read_replay_model_json(path);
+  try {
     ReplayModelFile out{replay_model_from_json(json), std::nullopt};
     if (json.contains("cu_num")) out.cu_num = json.at("cu_num").get<std::int64_t>();
     return out;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not a replay model: {}", path.string(), e.what()));
   }
+}
+
+std::string replay_model_identity_digest(const std::filesystem::path& path) {
+  auto json = read_replay_model_json(path);
+  json.erase("setup_failure");
+  return sha256_hex(json.dump());
 }
 
 ReplaySampler::ReplaySampler(ReplayModel model)
@@ -149,6 +176,10 @@ double ReplaySampler::normal() {
 void ReplaySampler::begin_bucket(const BucketPlan& bucket) {
   m_log.push_back(fmt::format("begin_bucket token={}", bucket.key.token));
   m_in_block = false;
+  if (auto const f = m_model.setup_failure.find(bucket.key.token); f != m_model.setup_failure.end()) {
+    throw Error(fmt::format("bucket token={} (line {}): {} (replay model setup_failure)",
+                            bucket.key.token, bucket.line, f->second));
+  }
 }
 
 Preparation ReplaySampler::prepare(const TunePair& pair) {

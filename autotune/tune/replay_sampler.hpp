@@ -52,6 +52,10 @@ struct ReplayModel {
   // unisolated GPU run would. In JSON, an array of names means "sample".
   std::map<std::string, std::string> crash_pairs;
   std::map<std::string, std::string> hang_pairs;
+  // By bucket token: begin_bucket throws moetune::Error with this text, as a GPU run does when
+  // it cannot allocate the bucket's weights or start its worker (the bucket ends setup_failed
+  // and the run goes on). In JSON: {"16": "cannot allocate weights"}.
+  std::map<std::int64_t, std::string> setup_failure;
 };
 
 // Reads a model from JSON: every field of ReplayModel under its own name; preparation and
@@ -67,6 +71,11 @@ struct ReplayModelFile {
   std::optional<std::int64_t> cu_num;
 };
 [[nodiscard]] ReplayModelFile read_replay_model(const std::filesystem::path& path);
+
+// The SHA-256 a resumed replay must match (the journal identity): of the model's JSON with
+// `setup_failure` removed, so that a run whose bucket failed its set-up can be resumed with
+// the fault gone. A set-up fault decides no bucket, so no journaled verdict depends on it.
+[[nodiscard]] std::string replay_model_identity_digest(const std::filesystem::path& path);
 
 class ReplaySampler final : public Sampler {
  public:

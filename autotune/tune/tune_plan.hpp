@@ -4,6 +4,8 @@
 // search space with its pruning verdict. Rows moe-tune has no kernel for are kept with the
 // reason, so the report accounts for every input line.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -16,6 +18,9 @@
 #include "autotune/search/search_space.hpp"
 
 namespace moetune::tune {
+
+// Unit name (KernelConfig::name()) -> digest of its machine code (jit/machine_code_digest.hpp).
+using CodeDigests = std::map<std::string, std::string>;
 
 struct BucketPlan {
   io::FmoeKey key;
@@ -33,6 +38,10 @@ struct BucketPlan {
     search::KernelConfig stage2;
   };
   std::optional<FixedPair> fixed_pair;
+  // Machine-code digests of the compiled units (code_digests.hpp), shared by every bucket of
+  // a plan; null when no code exists (a replayed run): candidates are then told apart by name
+  // only, and code twins are timed as if they differed.
+  std::shared_ptr<const CodeDigests> code_digests;
 };
 
 struct SkippedRow {

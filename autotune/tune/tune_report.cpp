@@ -117,6 +117,14 @@ nlohmann::json to_json(const BucketResult& b) {
           {"stage1_samples_us", b.stage1_samples_us},
           {"stage2_samples_us", b.stage2_samples_us},
           {"summary", b.summary},
+          // How the bucket ended as a whole; the failures say what stopped it.
+          {"status", std::string(to_string(b.status()))},
+          {"baseline_failure",
+           b.baseline_failure
+               ? nlohmann::json{{"kind", std::string(to_string(b.baseline_failure->kind))},
+                                {"message", b.baseline_failure->message}}
+               : nlohmann::json()},
+          {"setup_failure", b.setup_failure ? nlohmann::json(*b.setup_failure) : nlohmann::json()},
           {"candidates", candidates},
           {"pipelines", pipelines}};
 }

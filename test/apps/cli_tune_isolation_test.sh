@@ -23,10 +23,12 @@ timeout 300 "$moe_tune" tune --replay "$model" -o "$work/t.csv" --space "$space"
   --cache-dir "$work/cache" -j 2 --isolate --watchdog 2 >"$work/out.txt" 2>"$work/err.txt"
 rc=$?
 elapsed=$((SECONDS - start))
-if [[ $rc -ne 0 ]]; then
-  fail "tune --replay --isolate exited $rc"; tail -20 "$work/out.txt" "$work/err.txt"
+# 4: the token-128 bucket's baseline failed (its candidates are baseline_failed); every other
+# bucket was still measured and written.
+if [[ $rc -ne 4 ]]; then
+  fail "tune --replay --isolate exited $rc, want 4 (a baseline failed)"; tail -20 "$work/out.txt" "$work/err.txt"
 else
-  ok "tune --replay --isolate -> 0"
+  ok "tune --replay --isolate -> 4 (the token-128 baseline failed)"
 fi
 # One 2 s watchdog period for the hang, the rest is quick: far from a stuck run.
 if [[ $elapsed -le 60 ]]; then ok "finished in ${elapsed} s"; else fail "took ${elapsed} s (watchdog 2 s)"; fi
@@ -56,6 +58,8 @@ else
 fi
 grep -q '"summary": "baseline failed: .*killed by signal 6' "$report" &&
   ok "token-128 bucket: baseline failure recorded" || fail "no baseline failure recorded for token 128"
+grep -q '"outcome": "baseline_failed"' "$report" &&
+  ok "token-128 candidates: baseline_failed" || fail "no baseline_failed candidate in the report"
 # Everyone else was measured: the token-16 winner still qualified and wrote its row.
 grep -q '"summary": "qualified"' "$report" && ok "token-16 bucket qualified" || fail "token-16 bucket did not qualify"
 if [[ -f $work/t.csv && $(($(wc -l <"$work/t.csv") - 1)) -eq 1 ]] && grep -q ',16,1024,256,32,4,' "$work/t.csv"; then

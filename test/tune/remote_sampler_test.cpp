@@ -172,7 +172,11 @@ TEST_CASE("isolated: a crashing baseline fails its bucket, the next bucket is me
   auto const r1 = tune_bucket(b1, sampler, ProtocolOptions{});
   CHECK_FALSE(r1.qualified);
   CHECK_THAT(r1.summary, Catch::StartsWith("baseline failed") && Catch::Contains("killed by signal 6"));
-  for (auto const& p : r1.pairs) CHECK(p.outcome == Outcome::launch_error);
+  // The candidates did nothing wrong: baseline_failed, naming the baseline's launch_error.
+  for (auto const& p : r1.pairs) {
+    CHECK(p.outcome == Outcome::baseline_failed);
+    CHECK_THAT(p.reason, Catch::Contains("failed (launch_error)"));
+  }
 
   auto const r2 = tune_bucket(b2, sampler, ProtocolOptions{});
   CHECK_THAT(r2.summary, !Catch::StartsWith("baseline failed"));
