@@ -94,6 +94,16 @@ tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
   return p;
 }
 
+// --calibration FILE: the rate it measured, stated for the one bucket it was measured on;
+// refused when its design, device, routing or --hot differ, or when it fits no bucket.
+void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
+                       const tune::CalibrationContext& context, tune::ProtocolOptions& protocol) {
+  if (opt.calibration.empty()) return;
+  auto const record = tune::read_calibration(opt.calibration, protocol, context);
+  tune::check_calibration_applies(record, plan);
+  tune::apply_calibration(record, protocol);
+}
+
 // A measurement on the GPU in hand: defaults under results/<arch>/.
 void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
@@ -105,10 +115,8 @@ void measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arc
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   run.protocol.seed = opt.seed;
-  if (!opt.calibration.empty()) {
-    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, device.info().arch, false),
-                            run.protocol);
-  }
+  state_calibration(opt, plan, {device.info().arch, device.info().name, opt.routing, opt.hot, false},
+                    run.protocol);
   run.provenance = common_provenance(compiler, space_path);
   run.provenance.device = device.info().name;
   run.provenance.arch = device.info().arch;
@@ -155,9 +163,7 @@ void replay(const TuneOptions& opt, const std::string& arch_name, search::Arch a
                        ? run.output.parent_path() / (run.output.stem().string() + "_replay_report")
                        : std::filesystem::path(opt.report_dir);
   run.protocol.seed = opt.seed;
-  if (!opt.calibration.empty()) {
-    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, arch_name, true), run.protocol);
-  }
+  state_calibration(opt, plan, {arch_name, "", opt.routing, opt.hot, true}, run.protocol);
   // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
   // still goes into the provenance, as the compile step above used it.
   run.provenance = common_provenance(exec::UnitCompiler(arch, opt.cache_dir), space_path);

@@ -146,7 +146,14 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
 void GpuSampler::begin_block(const BlockSpec& block) {
   m_arms.clear();  // graphs and pipelines of the previous block
   // New inputs and weights are allocated while the old ones still exist, so they cannot
-  // land on the same addresses: the point of a block is a new placement.
+  // land on the same addresses: the point of a block is a new placement. Alone that only
+  // alternates between two placements (block 2 gets block 0's addresses back); the declared
+  // pad of random size, allocated first and held for the block, shifts every later buffer.
+  std::unique_ptr<gpu::DeviceBuffer> pad;
+  if (block.placement_pad_bytes > 0) {
+    pad = std::make_unique<gpu::DeviceBuffer>(m_device, block.placement_pad_bytes);
+  }
+  m_placement_pad = std::move(pad);
   auto const x = moe::make_activations(m_shape, block.seed);
   auto const routing =
       moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
@@ -156,6 +163,7 @@ void GpuSampler::begin_block(const BlockSpec& block) {
       m_device, m_verifier->device_weights(),
       exec::cold_weight_copies(m_device, m_shape, routing,
                                m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
+  // The arms' scratch is allocated below in the block's build order (declared, balanced).
   m_inputs = std::move(inputs);
   m_weights = std::move(weights);
 

@@ -91,6 +91,7 @@ class GpuSampler final : public Sampler {
   gpu::Stream m_stream;
   exec::ReplayTimer m_timer;
   // Block state. Declared before m_arms so that graphs and pipelines go first on destruction.
+  std::unique_ptr<gpu::DeviceBuffer> m_placement_pad;  // BlockSpec::placement_pad_bytes
   std::unique_ptr<exec::DeviceInputs> m_inputs;
   std::unique_ptr<exec::DeviceWeights> m_weights;
   std::vector<ArmState> m_arms;

@@ -116,6 +116,7 @@ JournalIdentity journal_identity(const Provenance& p, const ProtocolOptions& opt
   // same run.
   j["protocol"].erase("false_qualification_rate");
   j["protocol"].erase("calibration");
+  j["protocol"].erase("calibrated_bucket");
   JournalIdentity out;
   flatten(j, "", out);
   for (auto const& [k, v] : extra) out[k] = v;

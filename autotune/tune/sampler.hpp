@@ -70,7 +70,10 @@ struct BlockSpec {
   int attempt = 0;  // confirmation: 0, or 1 for the one re-measure after a failed control
   int index = 0;    // block index within the phase (and attempt)
   std::uint64_t seed = 0;  // inputs for this block
-  std::vector<Arm> arms;
+  // Bytes allocated (and held for the block) before its inputs and weights, so that fresh
+  // buffers of consecutive blocks do not land on the same addresses (confirmation_layout.hpp).
+  std::uint64_t placement_pad_bytes = 0;
+  std::vector<Arm> arms;  // built in this order
   std::vector<TimedUnit> units{TimedUnit::full};  // the units that will be sampled
 };
 

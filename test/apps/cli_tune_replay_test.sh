@@ -97,7 +97,9 @@ fi
 cd "$work" || exit 1
 # (calibrate exits 1 here: 20 null trials and no power case cannot meet its own targets; the
 # JSON it writes is what --calibration reads.)
-"$moe_tune" calibrate --replay "$model" --trials 20 --power-trials 0 --json "$work/cal.json" >/dev/null 2>&1
+# Calibrated on the token-16 bucket's own workload (shape, M and default baseline).
+"$moe_tune" calibrate --replay "$model" --shape 1024,256,32,4 --m 16 --trials 20 --power-trials 0 \
+  --json "$work/cal.json" >/dev/null 2>&1
 [[ -f $work/cal.json ]] || fail "calibrate --replay wrote no calibration file"
 "$moe_tune" tune --replay "$model" -o "$work/c.csv" --space "$space" -i "$list" \
   --cache-dir "$work/cache" -j 2 --calibration "$work/cal.json" >"$work/out_cal.txt" 2>&1 ||
@@ -109,13 +111,31 @@ if grep -q "Calibrated false-qualification rate of this design: 0.0% (0/20 null 
 else
   fail "tune --calibration: no calibrated rate in the summary/report"; grep -i calibrat "$work/c_replay_report/summary.md"
 fi
+# The rate is stated in the calibrated bucket's manifest only; the other bucket says why not.
+manifests=$(grep -l '"false_qualification_rate": 0.0' "$work"/c_replay_report/manifest_line*.json 2>/dev/null | wc -l)
+if [[ $manifests -eq 1 ]] && grep -q 'M=16' "$work/c_replay_report/manifest_line2.json"; then
+  ok "tune --calibration: the rate is stated for the calibrated bucket only"
+else
+  fail "tune --calibration: $manifests manifest(s) state the rate"
+fi
+# A calibration of another M is no bucket of the run: refused before anything is timed.
+"$moe_tune" calibrate --replay "$model" --shape 1024,256,32,4 --m 3 --trials 5 --power-trials 0 \
+  --json "$work/cal_m3.json" >/dev/null 2>&1
+out=$("$moe_tune" tune --replay "$model" -o "$work/e.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 --calibration "$work/cal_m3.json" 2>&1)
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "no bucket of this run" <<<"$out" && [[ ! -e $work/e.csv ]]; then
+  ok "tune --calibration of another M refused -> $rc"
+else
+  fail "tune --calibration of another M: rc $rc"; echo "$out" | tail -3
+fi
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['protocol']['pairs_per_block']=10; json.dump(d,open(sys.argv[2],'w'))" \
   "$work/cal.json" "$work/cal_other.json" 2>/dev/null ||
-  sed 's/"pairs_per_block": *8/"pairs_per_block": 10/' "$work/cal.json" >"$work/cal_other.json"
+  sed 's/"pairs_per_block": *6/"pairs_per_block": 10/' "$work/cal.json" >"$work/cal_other.json"
 out=$("$moe_tune" tune --replay "$model" -o "$work/d.csv" --space "$space" -i "$list" \
   --cache-dir "$work/cache" -j 2 --calibration "$work/cal_other.json" 2>&1)
 rc=$?
-if [[ $rc -ne 0 ]] && grep -q "pairs_per_block: calibrated 10, this run 8" <<<"$out" && [[ ! -e $work/d.csv ]]; then
+if [[ $rc -ne 0 ]] && grep -q "pairs_per_block: calibrated 10, this run 6" <<<"$out" && [[ ! -e $work/d.csv ]]; then
   ok "tune --calibration of another design refused -> $rc"
 else
   fail "tune --calibration of another design: rc $rc"; echo "$out" | tail -3

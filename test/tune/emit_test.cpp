@@ -121,7 +121,7 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   auto const j = nlohmann::json::parse(read_file(dir / "report.json"));
   CHECK(j["provenance"]["git_revision"] == "abc123");
   CHECK(j["provenance"]["cu_num"] == 132);
-  CHECK(j["protocol"]["confirm_blocks"] == 4);
+  CHECK(j["protocol"]["confirm_blocks"] == 6);
   REQUIRE(j["buckets"].size() == 2);
   auto const& b0 = j["buckets"][0];
   CHECK(b0["qualified"] == true);
@@ -131,9 +131,11 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   CHECK(b0["pipelines"][0]["screen_us"].size() == 5);
   CHECK(b0["pipelines"][0]["select_us"].size() == 9);
   REQUIRE(b0["confirmation"].size() == 1);
-  CHECK(b0["confirmation"][0]["comparison"]["samples"].size() == 32);
-  CHECK(b0["confirmation"][0]["control"]["samples"].size() == 32);
-  CHECK(b0["confirmation"][0]["gate"]["required_wins"] == stats::required_wins(opt.gate, 32));
+  CHECK(b0["confirmation"][0]["comparison"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["versus_control"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["layout"]["blocks"].size() == 6);
+  CHECK(b0["confirmation"][0]["control"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["gate"]["required_wins"] == stats::required_wins(opt.gate, 36));
   CHECK(b0["confirmation"][0]["control"]["passed"] == true);
   CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
   CHECK(b0["stage1_samples_us"].size() == 15);
@@ -153,9 +155,9 @@ TEST_CASE("the Markdown summary has one table line per bucket", "[tune]") {
     if (line.rfind("| ", 0) == 0) table.push_back(line);
   }
   REQUIRE(table.size() == 3);  // header + 2 buckets (the separator starts with "|-")
-  CHECK_THAT(table[0], Catch::Contains("baseline → tuned (µs)") && Catch::Contains("wins/32"));
+  CHECK_THAT(table[0], Catch::Contains("baseline → tuned (µs)") && Catch::Contains("wins/36"));
   CHECK_THAT(table[1], Catch::StartsWith("| 8 | 6 | "));
-  CHECK_THAT(table[1], Catch::Contains("/32 | pass") && Catch::Contains("qualified"));
+  CHECK_THAT(table[1], Catch::Contains("/36 | pass") && Catch::Contains("qualified"));
   auto const& s = buckets[0].attempts[0].comparison_summary;
   CHECK_THAT(table[1], Catch::Contains(fmt::format("{:.2f} → {:.2f}", s.baseline_median_us,
                                                    s.candidate_median_us)));
