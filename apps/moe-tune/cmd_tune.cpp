@@ -87,6 +87,7 @@ tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
   tune::Provenance p;
   p.runtime_compiler = compiler.compiler().identity();
   p.git_revision = MOETUNE_GIT_REVISION;
+  p.decision_code_sha256 = MOETUNE_DECISION_CODE_SHA256;
   p.command = command_line();
   p.search_space = space_path.string();
   p.search_space_sha256 = sha256_hex(read_file(space_path));

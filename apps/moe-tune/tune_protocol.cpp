@@ -113,8 +113,11 @@ std::size_t run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
       tune::TuneHooks hooks;
       hooks.on_manifest = [&](const tune::Manifest& manifest) {
         // Declared, and on disk, before the first confirmation sample.
+        auto declared = tune::to_json(manifest);
+        // The code that will judge the confirmation is part of what was declared.
+        declared["decision_code_sha256"] = run.provenance.decision_code_sha256;
         write_file_atomically(run.report_dir / fmt::format("manifest_line{}.json", bucket.line),
-                              tune::to_json(manifest).dump(2) + "\n");
+                              declared.dump(2) + "\n");
       };
       hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
       auto const result = tune::tune_bucket(bucket, sampler, run.protocol, hooks);

@@ -50,6 +50,7 @@ Provenance provenance() {
   p.arch = "sm_90";
   p.cu_num = 132;
   p.git_revision = "abc123";
+  p.decision_code_sha256 = std::string(64, 'd');
   p.command = "moe-tune tune -i shapes/x.csv";
   p.sampler = "replay";
   p.kernel_source_sha256["kernels/moe_stage1.cuh"] = std::string(64, 'a');
@@ -120,6 +121,7 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   write_tune_report(dir / "report.json", buckets, opt, provenance());
   auto const j = nlohmann::json::parse(read_file(dir / "report.json"));
   CHECK(j["provenance"]["git_revision"] == "abc123");
+  CHECK(j["provenance"]["decision_code_sha256"] == std::string(64, 'd'));
   CHECK(j["provenance"]["cu_num"] == 132);
   CHECK(j["protocol"]["confirm_blocks"] == 4);
   REQUIRE(j["buckets"].size() == 2);
