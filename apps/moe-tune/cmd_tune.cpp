@@ -326,7 +326,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--resume", opt->resume,
                 "Continue an interrupted run from its journal: decided buckets are not "
                 "measured again; a journal of a different run (device, toolchain, space, "
-                "kernels, list, gate, protocol) is refused");
+                "kernels, decision code, list, gate, protocol) is refused");
   cmd->add_option("--journal", opt->journal,
                   "Journal of decided buckets (default <report dir>/journal.jsonl)");
   add_isolation_options(*cmd, opt->isolation);
