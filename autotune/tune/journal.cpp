@@ -110,6 +110,7 @@ JournalIdentity journal_identity(const Provenance& p, const ProtocolOptions& opt
                       {"runtime_compiler", p.runtime_compiler},
                       {"search_space_sha256", p.search_space_sha256},
                       {"kernel_source_sha256", p.kernel_source_sha256},
+                      {"decision_code_sha256", p.decision_code_sha256},
                       {"sampler", p.sampler},
                       {"protocol", to_json(options)}};
   // The stated calibration changes no decision: a run resumed with another (or none) is the
