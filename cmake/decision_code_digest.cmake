@@ -16,6 +16,8 @@ function(moetune_decision_code_sha256 out_var)
       ${stats_sources}
       autotune/tune/bucket_tuner.cpp
       autotune/tune/confirmation.cpp
+      autotune/tune/confirmation_layout.cpp
+      autotune/tune/served_tokens.cpp
       autotune/tune/candidate_pairs.cpp
       autotune/tune/calibration.cpp
       autotune/exec/verifier.cpp
