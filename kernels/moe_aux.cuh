@@ -1,5 +1,6 @@
 #pragma once
 // Small companion kernels of stage two, each timed as part of the MoE.
+#include "moe_test_break.cuh"
 #include "moetune_portability.h"
 
 namespace moetune {
@@ -31,6 +32,16 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(aux_threads, 0)
     s1 += __builtin_bit_cast(float, v.y);
     s2 += __builtin_bit_cast(float, v.z);
     s3 += __builtin_bit_cast(float, v.w);
+  }
+  // TEST ONLY (moe_test_break.cuh): discarded unless a test asked for the bug.
+  if constexpr (test_break == test_break_unwritten_output_row) {
+    if (t == M - 1) return;
+  }
+  if constexpr (test_break == test_break_wrong_output_element ||
+                test_break == test_break_wrong_output_above_m) {
+    if (q == 0 && (test_break == test_break_wrong_output_element || M > test_break_above_m)) {
+      s0 += 1.0f + fabs_f32(s0);
+    }
   }
   *reinterpret_cast<u32x2*>(y + t * H + c) = u32x2{pack_bf16x2(s0, s1), pack_bf16x2(s2, s3)};
 }

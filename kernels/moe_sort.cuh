@@ -11,6 +11,7 @@
 //      inside a step by lane (lower lane = lower slot).
 // Limits (checked on the host): E <= sort_max_experts. Expert ids outside [0, E) are
 // treated as "not routed" and dropped.
+#include "moe_test_break.cuh"
 #include "moetune_portability.h"
 
 namespace moetune {
@@ -91,6 +92,12 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
     warp_sync();  // everyone has read hist before the leader advances it
     if (e >= 0 && rank == 0) hist[warp][e] += count;
     warp_sync();
+  }
+  // TEST ONLY (moe_test_break.cuh): discarded unless a test asked for the bug. After the
+  // barrier no thread reads topk_ids any more, so only the input-preservation gate can see it.
+  if constexpr (test_break == test_break_corrupt_input) {
+    barrier();
+    if (tid == 0 && n_slots > 0) const_cast<i32*>(topk_ids)[0] = (topk_ids[0] + 1) % E;
   }
 }
 

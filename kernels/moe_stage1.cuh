@@ -6,10 +6,19 @@
 // quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
 #include "moe_gemm.cuh"
 #include "moe_swap_gemm.cuh"
+#include "moe_test_break.cuh"
 
 namespace moetune {
 
 extern __shared__ __attribute__((aligned(16))) u8 moetune_smem[];
+
+// The routing weight stage one multiplies h by: the slot's with doweight_stage1, else 1.
+// (test_break: TEST ONLY, moe_test_break.cuh; always false in production units.)
+template <class Cfg>
+MOETUNE_DEV float weight_in_stage1(const float* __restrict__ topk_weights, int slot) {
+  return Cfg::doweight_stage1 && test_break != test_break_skip_routing_weight ? topk_weights[slot]
+                                                                               : 1.0f;
+}
 
 template <class Cfg>
 __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
@@ -57,7 +66,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
       int const c = (it % (Cfg::block_n / 8)) * 8;
       int const s = sorted_slots[blk * Cfg::block_m + r];
       if (s < 0 || s >= n_slots || n0 + c >= I) continue;
-      float const wgt = Cfg::doweight_stage1 ? topk_weights[s] : 1.0f;
+      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
       u32 o[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -75,7 +84,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
       int const c = (it % (Cfg::block_n / 32)) * 32;
       int const s = sorted_slots[blk * Cfg::block_m + r];
       if (s < 0 || s >= n_slots || n0 + c >= I) continue;
-      float const wgt = Cfg::doweight_stage1 ? topk_weights[s] : 1.0f;
+      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
       float v[32];
       float amax = 0.0f;
 #pragma unroll

@@ -12,6 +12,7 @@
 // The routing weight multiplies here unless stage one applied it (doweight_stage1).
 #include "moe_gemm.cuh"
 #include "moe_swap_gemm.cuh"
+#include "moe_test_break.cuh"
 
 namespace moetune {
 
@@ -68,7 +69,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
       int const c = (it % (Cfg::block_n / 4)) * 4;
       int const s = row_slot[r];
       if (s < 0 || n0 + c >= H) continue;
-      float const wgt = Cfg::doweight_stage1 ? 1.0f : topk_weights[s];
+      // (test_break: TEST ONLY, moe_test_break.cuh; always false in production units)
+      float const wgt = Cfg::doweight_stage1 || test_break == test_break_skip_routing_weight
+                            ? 1.0f
+                            : topk_weights[s];
       const float* src = ct + r * Cfg::c_stride + c;
       *reinterpret_cast<u32x4*>(partial + static_cast<u64>(s) * H + n0 + c) =
           u32x4{__builtin_bit_cast(u32, src[0] * wgt), __builtin_bit_cast(u32, src[1] * wgt),
@@ -81,7 +85,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
       int const c = (it % (Cfg::block_n / 2)) * 2;
       int const s = row_slot[r];
       if (s < 0 || n0 + c >= H) continue;
-      float const wgt = Cfg::doweight_stage1 ? 1.0f : topk_weights[s];
+      // (test_break: TEST ONLY, moe_test_break.cuh; always false in production units)
+      float const wgt = Cfg::doweight_stage1 || test_break == test_break_skip_routing_weight
+                            ? 1.0f
+                            : topk_weights[s];
       int const t = s / topk;
       float* const acc = partial + static_cast<u64>(t) * H + n0 + c;
       atomic_add_f32(acc, ct[r * Cfg::c_stride + c] * wgt);

@@ -3,12 +3,17 @@
 # the [gpu] test suites, the compile benchmark (1 thread vs all cores, cold vs warm cache),
 # `moe-tune verify` over a search space, and `moe-tune bench` of the default configuration.
 # Usage: test/gpu_pass.sh BUILD_DIR OUT_DIR [STEPS] [DTYPES]  (STEPS: comma list of
-#        tests,compile,verify,bench; default all. DTYPES for verify: default "a16w4 a8w4 bf16").
+#        tests,compile,verify,bench,calibrate,requalify; default the first four. DTYPES for
+#        verify: default "a16w4 a8w4 bf16"). calibrate: CAL_TRIALS null trials (default 400)
+#        and CAL_POWER_TRIALS per slowdown (default 100) at CAL_SLOWDOWNS (default 1,2,3) on
+#        the backbone at M = 8. requalify: every row of REQUALIFY_TABLE (default the published
+#        sm_90 table).
 #        Logs and JSON land in OUT_DIR. STEP_LIMIT (seconds, default 900) bounds each command.
 set -uo pipefail
 build=${1:?build dir}
 out=${2:?output dir}
 steps=${3:-tests,compile,verify,bench}
+cache=${CACHE_DIR:-/tmp/mt-cache-full}
 dtypes=${4:-a16w4 a8w4 bf16}
 bin=$build/bin
 export LD_LIBRARY_PATH=$build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -32,6 +37,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 if has tests; then
   run tests.log "$bin/moetune_test_gpu"
   run tests.log "$bin/moetune_test_exec"
+  # GpuSampler smoke test and its verify at the bucket's lowest and highest M.
+  run tests.log "$bin/moetune_test_tune" "[gpu]"
+fi
+if has calibrate; then
+  run calibrate.log "$bin/moe-tune" calibrate --m 8 --trials "${CAL_TRIALS:-400}" \
+      --power-trials "${CAL_POWER_TRIALS:-100}" --slowdowns "${CAL_SLOWDOWNS:-1,2,3}" \
+      --cache-dir "$cache" --json "$out/calibrate_m8.json"
+fi
+if has requalify; then
+  run requalify.log "$bin/moe-tune" requalify "${REQUALIFY_TABLE:-results/sm_90/dsv41_flash_tp4_a16w4_tuned_fmoe.csv}" \
+      --cache-dir "$cache" --report "$out/requalify"
 fi
 if has compile; then
   cores=$(nproc)

@@ -32,10 +32,12 @@ namespace {
 
 struct CalibrateOptions {
   ShapeOptions shape;
-  std::int64_t M = 1;  // decode: the cheapest trial, and where placement bias was largest
+  // Backbone M = 8: where same-kernel placement differences were largest on the H200
+  // (up to 3.7 %, ../shared/docs/FACTS.md), so the worst case for false qualification.
+  std::int64_t M = 8;
   std::string config = "default";
-  int trials = 100;
-  int power_trials = -1;  // -1: as many as --trials
+  int trials = 400;
+  int power_trials = 100;
   std::vector<double> slowdowns_percent{1, 2, 3, 5};
   int blocks = 0;           // 0: tune's default
   int pairs_per_block = 0;  // 0: tune's default
@@ -51,7 +53,7 @@ struct CalibrateOptions {
   std::string arch = "sm_90";  // replay only: the arch the shape and baseline are planned for
   double target_false_percent = 1;
   double target_power_percent = 95;
-  double target_power_slowdown_percent = 3;
+  double target_power_slowdown_percent = 2;
 };
 
 tune::BucketPlan make_bucket(const CalibrateOptions& opt, search::Arch arch) {
@@ -91,7 +93,7 @@ tune::CalibrationOptions calibration_options(const CalibrateOptions& opt) {
   if (opt.min_gain_percent >= 0) p.gate.min_median_reduction = opt.min_gain_percent / 100;
   if (opt.control_remeasures >= 0) p.control_remeasures = opt.control_remeasures;
   c.null_trials = opt.trials;
-  c.power_trials = opt.power_trials < 0 ? opt.trials : opt.power_trials;
+  c.power_trials = opt.power_trials;
   c.slowdowns.clear();
   for (double s : opt.slowdowns_percent) c.slowdowns.push_back(s / 100);
   c.reference_samples = opt.reference_samples;
@@ -130,8 +132,49 @@ void print_table(const tune::CalibrationResult& r) {
       "attempts); median gain = median over trials of the median paired reduction.\n");
 }
 
+// The null distribution (or a slowdown's), as printed and as the JSON holds it.
+void print_distribution(const tune::CalibrationCase& c, int required_wins) {
+  auto const d = c.distribution(required_wins);
+  if (d.pairs == 0) return;
+  std::string hist;
+  for (std::size_t w = 0; w < d.wins_histogram.size(); ++w) {
+    if (d.wins_histogram[w] > 0) hist += fmt::format(" {}:{}", w, d.wins_histogram[w]);
+  }
+  fmt::print("{}: wins of {} per trial (wins:trials){}; mean {:.2f} (fair null {:g}); {} trial(s) "
+             "at >= {} wins; {} with a positive median\n",
+             c.name, d.pairs, hist, d.mean_wins, d.pairs / 2.0, d.trials_at_required_wins,
+             required_wins, d.trials_with_positive_median);
+  fmt::print("{}: median paired reduction over trials: min {:+.3f}%, 5% {:+.3f}%, 25% {:+.3f}%, "
+             "50% {:+.3f}%, 75% {:+.3f}%, 95% {:+.3f}%, max {:+.3f}%\n",
+             c.name, 100 * d.median_quantiles[0], 100 * d.median_quantiles[1],
+             100 * d.median_quantiles[2], 100 * d.median_quantiles[3],
+             100 * d.median_quantiles[4], 100 * d.median_quantiles[5],
+             100 * d.median_quantiles[6]);
+}
+
+nlohmann::json to_json(const tune::TrialDistribution& d) {
+  return {{"pairs", d.pairs},
+          {"wins_histogram", d.wins_histogram},
+          {"mean_wins", d.mean_wins},
+          {"trials_at_required_wins", d.trials_at_required_wins},
+          {"trials_with_positive_median", d.trials_with_positive_median},
+          {"median_quantiles",
+           {{"levels", {0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0}}, {"values", d.median_quantiles}}}};
+}
+
+// Every sample of a trial's last attempt with its order: what an order or position effect
+// would be read from.
+nlohmann::json rounds_json(const std::vector<tune::ConfirmRound>& rounds) {
+  nlohmann::json out = nlohmann::json::array();
+  for (auto const& r : rounds) {
+    out.push_back({r.block, tune::describe(r.order), r.baseline_us, r.candidate_us, r.control_us});
+  }
+  return out;
+}
+
 nlohmann::json to_json(const tune::CalibrationResult& r, const tune::CalibrationOptions& o,
-                       const tune::TargetVerdict& verdict, nlohmann::json machine) {
+                       const tune::TargetVerdict& verdict, nlohmann::json machine,
+                       const tune::BucketPlan& bucket) {
   nlohmann::json cases = nlohmann::json::array();
   for (auto const& c : r.cases) {
     nlohmann::json trials = nlohmann::json::array();
@@ -141,6 +184,10 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
                         {"median_reduction", t.median_reduction}, {"wins", t.wins},
                         {"pairs", t.pairs}, {"block_median_reductions", t.block_median_reductions},
                         {"control_median_reduction", t.control_median_reduction},
+                        {"control_wins", t.control_wins},
+                        {"versus_control_median_reduction", t.versus_control_median_reduction},
+                        {"versus_control_wins", t.versus_control_wins},
+                        {"rounds", rounds_json(t.rounds)},
                         {"gate_passed", t.gate_passed}, {"control_passed", t.control_passed},
                         {"qualified", t.qualified}, {"first_block_seeds", t.first_block_seeds},
                         {"seconds", t.seconds}});
@@ -153,12 +200,17 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
                      {"control_failed_trials", c.control_failed_trials()},
                      {"control_failed_attempts", c.control_failed_attempts()},
                      {"attempts", c.attempts()}, {"median_gain", c.median_gain()},
+                     {"distribution", to_json(c.distribution(r.required_wins))},
                      {"trial_results", trials}});
   }
   auto const& p = o.protocol;
   return {{"machine", std::move(machine)},
           {"command", command_line()},
           {"baseline", r.baseline.name()},
+          {"workload",
+           {{"hidden", bucket.shape.hidden}, {"inter", bucket.shape.inter},
+            {"experts", bucket.shape.experts}, {"topk", bucket.shape.topk},
+            {"dtype", moe::to_string(bucket.shape.dtype)}, {"M", bucket.M}}},
           {"reference_median_us", r.reference_median_us},
           {"reference_samples_us", r.reference_samples_us},
           {"protocol",
@@ -166,7 +218,8 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
             {"control_remeasures", p.control_remeasures},
             {"min_median_reduction", p.gate.min_median_reduction},
             {"required_wins", r.required_wins}, {"require_every_block", p.gate.require_every_block},
-            {"control_fraction", p.gate.control_fraction}, {"seed", p.seed}}},
+            {"control_fraction", p.gate.control_fraction}, {"block_share", p.gate.block_share},
+            {"order_design", tune::kConfirmationOrderDesign}, {"seed", p.seed}}},
           {"cases", cases},
           {"targets_met", verdict.met()},
           {"verdict", verdict.lines},
@@ -202,7 +255,8 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   std::unique_ptr<exec::UnitCompiler> compiler;
   if (replaying) {
     sampler = std::make_unique<tune::ReplaySampler>(tune::read_replay_model(opt.replay).model);
-    machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"}};
+    machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"},
+               {"routing", opt.routing}, {"hot", opt.hot}};
     fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
   } else {
     compiler = std::make_unique<exec::UnitCompiler>(arch, opt.cache_dir);
@@ -221,14 +275,17 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   fmt::print("shape H={} I={} E={} topk={} {} at M={}; baseline {}\n", bucket.shape.hidden,
              bucket.shape.inter, bucket.shape.experts, bucket.shape.topk,
              moe::to_string(bucket.shape.dtype), bucket.M, tune::baseline_pair(bucket).name());
-  fmt::print("design: {} blocks x {} pairs (fresh inputs, weights and graphs per block), control "
-             "after every pair, up to {} re-measure(s) after a failed control; gate median >= "
-             "{:.2f}% and wins >= {} of {}{}\n",
-             p.confirm_blocks, p.pairs_per_block, p.control_remeasures,
-             100 * p.gate.min_median_reduction,
+  fmt::print("design: {} blocks x {} rounds (fresh inputs, weights, graphs and a random placement "
+             "pad per block; build and sample order randomized and balanced, {}), up to {} "
+             "re-measure(s) after a failed control; gate against the baseline and against the "
+             "control: median >= {:.2f}% and wins >= {} of {}{}\n",
+             p.confirm_blocks, p.pairs_per_block, tune::kConfirmationOrderDesign,
+             p.control_remeasures, 100 * p.gate.min_median_reduction,
              stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block),
              p.confirm_blocks * p.pairs_per_block,
-             p.gate.require_every_block ? " and a gain in every block" : "");
+             p.gate.require_every_block
+                 ? fmt::format(" and every block median >= {:g} x threshold", p.gate.block_share)
+                 : std::string());
   std::fflush(stdout);
 
   int const rounds = std::max(copt.null_trials, copt.slowdowns.empty() ? 0 : copt.power_trials);
@@ -243,13 +300,14 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   };
   auto const result = tune::calibrate(bucket, *sampler, copt, hooks);
   print_table(result);
+  for (auto const& c : result.cases) print_distribution(c, result.required_wins);
   auto const verdict = tune::judge_targets(result, targets);
   for (auto const& line : verdict.lines) fmt::print("{}\n", line);
   fmt::print("verdict: {} ({:.0f} s)\n", verdict.met() ? "targets met" : "targets NOT met",
              result.seconds);
   if (!opt.json_path.empty()) {
     write_file_atomically(opt.json_path,
-                          to_json(result, copt, verdict, std::move(machine)).dump(2) + "\n");
+                          to_json(result, copt, verdict, std::move(machine), bucket).dump(1) + "\n");
   }
   exit_code = verdict.met() ? 0 : 1;
 }
@@ -271,8 +329,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--trials", opt->trials, "Trials of the null case (0: skip it)")
       ->capture_default_str();
-  cmd->add_option("--power-trials", opt->power_trials,
-                  "Trials per slowdown (default: as many as --trials; 0: skip the slowdowns)");
+  cmd->add_option("--power-trials", opt->power_trials, "Trials per slowdown (0: skip the slowdowns)")
+      ->capture_default_str();
   cmd->add_option("--slowdowns", opt->slowdowns_percent,
                   "Known slowdowns of the baseline, in percent of its median time")
       ->delimiter(',')

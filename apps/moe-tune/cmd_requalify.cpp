@@ -126,6 +126,7 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   tune::Provenance prov;
   prov.runtime_compiler = compiler.compiler().identity();
   prov.git_revision = MOETUNE_GIT_REVISION;
+  prov.decision_code_sha256 = MOETUNE_DECISION_CODE_SHA256;
   prov.command = command_line();
   for (auto const& f : jit::embedded_kernel_files()) prov.kernel_source_sha256[f.name] = sha256_hex(f.text);
   prov.arch = arch_name;

@@ -6,8 +6,8 @@
 // Without a GPU it stops after compiling and says so — unless `--replay MODEL.json`: then a
 // ReplaySampler (synthetic samples from that model) drives the very same protocol loop, so CI
 // exercises planning, gating, outcomes and emission end to end. A replayed run is never a
-// measurement: its provenance says "replay", it needs an explicit -o and never writes under
-// results/.
+// measurement: its provenance says "replay", its rows carry `_tag` = replay, it needs an
+// explicit -o and never writes under results/ (replay_outputs.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -19,8 +19,9 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/moe-tune/commands.hpp"
-#include "apps/moe-tune/repository_paths.hpp"
 #include "apps/moe-tune/isolation_options.hpp"
+#include "apps/moe-tune/replay_outputs.hpp"
+#include "apps/moe-tune/repository_paths.hpp"
 #include "apps/moe-tune/tune_protocol.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
@@ -97,11 +98,22 @@ tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
   tune::Provenance p;
   p.runtime_compiler = compiler.compiler().identity();
   p.git_revision = MOETUNE_GIT_REVISION;
+  p.decision_code_sha256 = MOETUNE_DECISION_CODE_SHA256;
   p.command = command_line();
   p.search_space = space_path.string();
   p.search_space_sha256 = sha256_hex(read_file(space_path));
   for (auto const& f : jit::embedded_kernel_files()) p.kernel_source_sha256[f.name] = sha256_hex(f.text);
   return p;
+}
+
+// --calibration FILE: the rate it measured, stated for the one bucket it was measured on;
+// refused when its design, device, routing or --hot differ, or when it fits no bucket.
+void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
+                       const tune::CalibrationContext& context, tune::ProtocolOptions& protocol) {
+  if (opt.calibration.empty()) return;
+  auto const record = tune::read_calibration(opt.calibration, protocol, context);
+  tune::check_calibration_applies(record, plan);
+  tune::apply_calibration(record, protocol);
 }
 
 // A measurement on the GPU in hand: defaults under results/<arch>/.
@@ -115,10 +127,8 @@ ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   run.protocol.seed = opt.seed;
-  if (!opt.calibration.empty()) {
-    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, device.info().arch, false),
-                            run.protocol);
-  }
+  state_calibration(opt, plan, {device.info().arch, device.info().name, opt.routing, opt.hot, false},
+                    run.protocol);
   run.provenance = common_provenance(compiler, space_path);
   run.provenance.device = device.info().name;
   run.provenance.arch = device.info().arch;
@@ -149,6 +159,13 @@ ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search
   return run_protocol(plan, sampler, run);
 }
 
+// A replay's reports: next to its explicit -o unless --report names them.
+std::filesystem::path replay_report_dir(const TuneOptions& opt) {
+  std::filesystem::path const output(opt.output);
+  return opt.report_dir.empty() ? output.parent_path() / (output.stem().string() + "_replay_report")
+                                : std::filesystem::path(opt.report_dir);
+}
+
 // A replay: samples from the model, outputs next to the explicit -o, never under results/.
 ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan) {
@@ -160,13 +177,9 @@ ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, sear
   std::int64_t const cu_num = loaded.cu_num.value_or(132);
   ProtocolRun run;
   run.output = opt.output;
-  run.report_dir = opt.report_dir.empty()
-                       ? run.output.parent_path() / (run.output.stem().string() + "_replay_report")
-                       : std::filesystem::path(opt.report_dir);
+  run.report_dir = replay_report_dir(opt);
   run.protocol.seed = opt.seed;
-  if (!opt.calibration.empty()) {
-    tune::apply_calibration(tune::read_calibration(opt.calibration, run.protocol, arch_name, true), run.protocol);
-  }
+  state_calibration(opt, plan, {arch_name, "", opt.routing, opt.hot, true}, run.protocol);
   // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
   // still goes into the provenance, as the compile step above used it.
   run.provenance = common_provenance(exec::UnitCompiler(arch, opt.cache_dir), space_path);
@@ -176,7 +189,9 @@ ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, sear
   run.provenance.cu_num = cu_num;
   run.provenance.driver = "none (replay)";
   run.provenance.sampler = "replay";
-  run.rows = {arch_name, run.provenance.cu_num};
+  // Tagged, so a replayed row never shares a key with a measured one: it can neither replace
+  // nor withdraw a measurement in the same table.
+  run.rows = {arch_name, run.provenance.cu_num, "replay"};
 
   run.journal = journal_settings(opt);
   if (opt.isolation.isolated(false)) {
@@ -197,6 +212,14 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw CLI::ValidationError(
         "--replay", "a replayed run writes simulated rows, never a measurement: name its "
                     "output explicitly with -o FILE (nothing under results/ is written)");
+  }
+  if (replaying) {
+    // Checked before the list is read or anything compiled: a refused replay writes nothing.
+    refuse_outputs_inside({{"-o", opt.output},
+                           {"--report", replay_report_dir(opt)},
+                           {"--journal", opt.journal}},
+                          measurement_directories());
+    require_tag_column(opt.output);
   }
   // A replay needs no GPU, so none is probed: its arch is the one asked for, else sm_90.
   auto const gpu_state =
@@ -337,7 +360,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--resume", opt->resume,
                 "Continue an interrupted run from its journal: decided buckets are not "
                 "measured again; a journal of a different run (device, toolchain, space, "
-                "kernels, list, gate, protocol) is refused");
+                "kernels, decision code, list, gate, protocol) is refused");
   cmd->add_option("--journal", opt->journal,
                   "Journal of decided buckets (default <report dir>/journal.jsonl)");
   add_isolation_options(*cmd, opt->isolation);

@@ -13,8 +13,10 @@
 #include "autotune/tune/bucket_tuner.hpp"
 #include "autotune/tune/failed_buckets.hpp"
 #include "autotune/tune/journal.hpp"
+#include "autotune/tune/journaled_row.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/markdown_summary.hpp"
+#include "autotune/tune/withdrawn_rows.hpp"
 
 namespace moetune::app {
 
@@ -67,19 +69,32 @@ tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIden
   return tune::JournalWriter::create(file, identity);
 }
 
+// What the end of a run did to the tuned table besides adding rows: journal entries that
+// yielded no row though they carry or claim one, and older rows removed because their bucket
+// no longer qualifies. Empty until the rows are written.
+struct TableChanges {
+  std::vector<std::string> rejected_entries;
+  std::vector<tune::WithdrawnRow> withdrawn;
+};
+
 // report.json from journaled bucket JSON: the same document write_tune_report writes, with
 // the buckets in plan order whether measured now or taken from the journal.
 void write_report(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries,
-                  std::size_t resumed) {
+                  std::size_t resumed, const TableChanges& changes = {}) {
   auto report = tune::tune_report_json({}, run.protocol, run.provenance);
   for (auto const& e : entries) report["buckets"].push_back(e.report);
-  report["journal"] = {{"file", journal_path(run).string()}, {"buckets_from_journal", resumed}};
+  report["journal"] = {{"file", journal_path(run).string()},
+                       {"buckets_from_journal", resumed},
+                       {"entries_without_row", changes.rejected_entries}};
+  report["withdrawn_rows"] = tune::to_json(changes.withdrawn);
   write_file_atomically(run.report_dir / "report.json", report.dump(2) + "\n");
 }
 
 // summary.md likewise: the preamble and table head of an empty summary, then one line per
-// bucket (each entry carries its own line), then a line for every bucket that failed.
-void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries) {
+// bucket (each entry carries its own line), then a line for every bucket that failed, then
+// any withdrawn rows.
+void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries,
+                   const TableChanges& changes = {}) {
   auto text = tune::markdown_summary({}, run.protocol, run.provenance);
   std::vector<tune::FailedBucket> failed;
   for (auto const& e : entries) {
@@ -87,6 +102,7 @@ void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>
     if (auto f = tune::failed_bucket(e.report)) failed.push_back(std::move(*f));
   }
   text += tune::failed_buckets_markdown(failed);
+  text += tune::withdrawn_rows_markdown(changes.withdrawn);
   write_file_atomically(run.report_dir / "summary.md", text);
 }
 
@@ -101,6 +117,44 @@ ProtocolTotals count_outcomes(const std::vector<tune::JournalEntry>& entries) {
     }
   }
   return totals;
+}
+
+// The decided buckets' rows into run.output: a row only from a consistent qualified decision
+// (tune::journaled_row), and the older row of every other decided bucket withdrawn. A bucket
+// whose baseline or set-up failed decided nothing: an older row for it is kept (and the
+// summary names the failure), since nothing measured here speaks against it.
+struct WrittenRows {
+  std::size_t written = 0;
+  std::size_t replaced = 0;
+  TableChanges changes;
+};
+
+WrittenRows write_rows(const tune::TunePlan& plan, const ProtocolRun& run,
+                       const std::vector<tune::JournalEntry>& entries) {
+  std::vector<io::FmoeRow> rows;
+  std::vector<tune::RowWithdrawal> withdrawals;
+  WrittenRows out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto const& bucket_key = plan.buckets[i].key;
+    if (tune::failed_bucket(entries[i].report)) continue;
+    auto checked = tune::journaled_row(entries[i], bucket_key, run.rows, journal_path(run));
+    if (!checked.warning.empty()) {
+      fmt::print("warning: {}\n", checked.warning);
+      out.changes.rejected_entries.push_back(checked.warning);
+    }
+    if (checked.row) {
+      rows.push_back(std::move(*checked.row));
+    } else {
+      withdrawals.push_back({tune::tuned_row_key(bucket_key, run.rows),
+                             checked.warning.empty() ? entries[i].summary : checked.warning});
+    }
+  }
+  auto written = tune::write_tuned_rows(run.output, rows, withdrawals);
+  fmt::print("{}", tune::withdrawn_rows_console(written.withdrawn));
+  out.written = rows.size();
+  out.replaced = written.replaced;
+  out.changes.withdrawn = std::move(written.withdrawn);
+  return out;
 }
 
 }  // namespace
@@ -138,8 +192,11 @@ ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
       tune::TuneHooks hooks;
       hooks.on_manifest = [&](const tune::Manifest& manifest) {
         // Declared, and on disk, before the first confirmation sample.
+        auto declared = tune::to_json(manifest);
+        // The code that will judge the confirmation is part of what was declared.
+        declared["decision_code_sha256"] = run.provenance.decision_code_sha256;
         write_file_atomically(run.report_dir / fmt::format("manifest_line{}.json", bucket.line),
-                              tune::to_json(manifest).dump(2) + "\n");
+                              declared.dump(2) + "\n");
       };
       hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
       auto const result = tune::tune_bucket(bucket, sampler, run.protocol, hooks);
@@ -159,18 +216,19 @@ ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
     write_report(run, entries, resumed);
     write_summary(run, entries);
   }
-  std::vector<io::FmoeRow> rows;
-  for (auto const& e : entries) {
-    if (e.row) rows.push_back(*e.row);
-  }
-  // write_tuned_rows returns the rows it *replaced* (same key already in the file), not the
-  // rows written: report both, and name the file whenever a row went into it.
-  auto const replaced = tune::write_tuned_rows(run.output, rows);
+  auto const written = write_rows(plan, run, entries);
+  // The last word of the report and summary: what the table gained and lost.
+  write_report(run, entries, resumed, written.changes);
+  write_summary(run, entries, written.changes);
   auto const totals = count_outcomes(entries);
-  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced); report {}{}{}\n",
-             rows.size(), plan.buckets.size(), rows.size(),
-             rows.empty() ? "(nothing)" : run.output.string(), replaced,
-             (run.report_dir / "report.json").string(),
+  // write_tuned_rows counts the rows it *replaced* (same key already in the file) apart from
+  // the rows written: report both, and name the file whenever a row went into or out of it.
+  bool const touched = written.written > 0 || !written.changes.withdrawn.empty();
+  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced, {} withdrawn); "
+             "report {}{}{}\n",
+             written.written, plan.buckets.size(), written.written,
+             touched ? run.output.string() : "(nothing)", written.replaced,
+             written.changes.withdrawn.size(), (run.report_dir / "report.json").string(),
              run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "",
              resumed ? fmt::format("; {} bucket(s) taken from the journal", resumed) : "");
   if (totals.baseline_failed > 0) {

@@ -10,13 +10,16 @@
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/jit/compiler.hpp"
 #include "autotune/search/kernel_config.hpp"
+#include "autotune/search/test_break.hpp"
 
 namespace moetune::exec {
 
 class UnitCompiler {
  public:
   // cache_dir empty = the default cache directory; use_cache false = compile every time.
-  UnitCompiler(search::Arch arch, std::filesystem::path cache_dir = {}, bool use_cache = true);
+  // test_break: TEST ONLY (search/test_break.hpp), every unit gets that deliberate bug.
+  UnitCompiler(search::Arch arch, std::filesystem::path cache_dir = {}, bool use_cache = true,
+               search::TestBreakSpec test_break = {});
 
   // The compiled unit of this configuration; a compile error is returned as an outcome
   // (status compile_error, with the log), never thrown.
@@ -26,6 +29,7 @@ class UnitCompiler {
 
  private:
   search::Arch m_arch;
+  search::TestBreakSpec m_test_break;
   std::unique_ptr<jit::Compiler> m_compiler;
   std::unique_ptr<jit::CodeCache> m_cache;
   std::mutex m_mutex;

@@ -137,33 +137,47 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
   if (auto mismatch = moe::first_sort_mismatch(expected_sort, pipeline.download_sorted_slots(),
                                                pipeline.download_block_expert(),
                                                pipeline.download_num_blocks())) {
-    problems.push_back("sort: " + *mismatch);
+    problems.push_back(fmt::format("{}: {}", gate_names::sort, *mismatch));
   }
   // Write coverage.
   auto const y = pipeline.download_y();
   if (auto const bad = count_non_finite_y(y); bad > 0) {
-    problems.push_back(fmt::format("{} of {} y elements NaN/Inf (unwritten or overflow)", bad, y.size()));
+    problems.push_back(fmt::format("{}: {} of {} y elements NaN/Inf (unwritten or overflow)",
+                                   gate_names::write_coverage, bad, y.size()));
   }
   auto const h = pipeline.download_h();
   if (auto const bad = count_unwritten_h(shape, M * shape.topk, h, pipeline.download_h_scales());
       bad > 0) {
-    problems.push_back(fmt::format("{} stage-one elements of real slots unwritten (NaN sentinel)", bad));
+    problems.push_back(fmt::format("{}: {} stage-one elements of real slots unwritten",
+                                   gate_names::write_coverage, bad));
   }
   // Against the reference, on the token sample.
   auto const& reference = reference_for(M, routing, seed);
   auto const cmp = moe::compare_output(y, reference, tolerance);
   result.max_abs = cmp.max_abs;
   result.max_rel = cmp.max_rel;
-  if (!cmp.passed()) problems.push_back("y: " + cmp.summary());
-  if (shape.dtype != moe::DtypePath::a8w4) {
+  if (!cmp.passed()) problems.push_back(fmt::format("{}: {}", gate_names::output, cmp.summary()));
+  // Stage one's output on the same slots: a wrong h that stage two happens to hide (a column
+  // stage two's tile never reads) would otherwise pass. Both paths compare dequantised values
+  // with the reference after its rounding point, under the run's tolerance; MXFP8 adds the
+  // e4m3 rounding allowance that compare_intermediate_mxfp8 states.
+  auto const hc = [&] {
+    if (shape.dtype == moe::DtypePath::a8w4) {
+      return moe::compare_intermediate_mxfp8(h, pipeline.download_h_scales(), shape.fp8_flavor,
+                                             reference, tolerance);
+    }
     auto const* bits = reinterpret_cast<const std::uint16_t*>(h.data());
-    auto const hc = moe::compare_intermediate_bf16(
-        std::span<const std::uint16_t>(bits, h.size() / 2), reference, tolerance);
-    if (!hc.passed()) problems.push_back("h: " + hc.summary());
-  }
+    return moe::compare_intermediate_bf16(std::span<const std::uint16_t>(bits, h.size() / 2),
+                                          reference, tolerance);
+  }();
+  if (!hc.passed()) problems.push_back(fmt::format("{}: {}", gate_names::intermediate, hc.summary()));
   if (check_inputs) {
-    if (inputs.digest() != inputs_before) problems.push_back("inputs (x, routing) were modified");
-    if (weights_checksum() != m_weights_checksum) problems.push_back("weights were modified");
+    if (inputs.digest() != inputs_before) {
+      problems.push_back(fmt::format("{}: inputs (x, routing) were modified", gate_names::input_preservation));
+    }
+    if (weights_checksum() != m_weights_checksum) {
+      problems.push_back(fmt::format("{}: weights were modified", gate_names::input_preservation));
+    }
   }
   result.passed = problems.empty();
   result.detail = problems.empty() ? cmp.summary() + (check_inputs ? "; inputs and weights unchanged" : "")
@@ -203,7 +217,9 @@ CheckResult Verifier::check_graph_replay(const search::KernelConfig& s1,
   stream.synchronize();
   auto const y_a = pipeline.download_y();
   auto const cmp_a = moe::compare_output(y_a, ref_a, tolerance);
-  if (!cmp_a.passed()) problems.push_back("original inputs: " + cmp_a.summary());
+  if (!cmp_a.passed()) {
+    problems.push_back(fmt::format("{}: original inputs: {}", gate_names::graph_replay, cmp_a.summary()));
+  }
 
   inputs.upload_activations(x_b);
   inputs.upload_routing(routing_b);
@@ -211,8 +227,9 @@ CheckResult Verifier::check_graph_replay(const search::KernelConfig& s1,
   stream.synchronize();
   auto const cmp_b = moe::compare_output(pipeline.download_y(), ref_b, tolerance);
   if (!cmp_b.passed()) {
-    problems.push_back("changed inputs (the graph must read them, not values baked in at capture): " +
-                       cmp_b.summary());
+    problems.push_back(fmt::format("{}: changed inputs (the graph must read them, not values "
+                                   "baked in at capture): {}",
+                                   gate_names::graph_replay, cmp_b.summary()));
   }
 
   inputs.upload_activations(x_a);
@@ -222,12 +239,15 @@ CheckResult Verifier::check_graph_replay(const search::KernelConfig& s1,
   auto const y_restored = pipeline.download_y();
   auto const cmp_r = moe::compare_output(y_restored, ref_a, tolerance);
   double const drift = moe::max_abs_difference(y_a, y_restored);
-  if (!cmp_r.passed()) problems.push_back("restored inputs: " + cmp_r.summary());
+  if (!cmp_r.passed()) {
+    problems.push_back(fmt::format("{}: restored inputs: {}", gate_names::graph_replay, cmp_r.summary()));
+  }
   // A reduce stage two is deterministic: the restored output must be bit-identical. Atomic
   // accumulation order may differ between replays; its drift is reported.
   if (s2.stage2_mode == search::Stage2Mode::reduce && drift != 0.0) {
-    problems.push_back(fmt::format("restored output differs from the original by {:.3g} "
-                                   "(deterministic variant)", drift));
+    problems.push_back(fmt::format("{}: restored output differs from the original by {:.3g} "
+                                   "(deterministic variant)",
+                                   gate_names::graph_replay, drift));
   }
   result.max_abs = std::max({cmp_a.max_abs, cmp_b.max_abs, cmp_r.max_abs});
   result.passed = problems.empty();
@@ -245,7 +265,17 @@ VerifyReport Verifier::verify(const search::KernelConfig& stage1,
   report.stage1 = stage1.name();
   report.stage2 = stage2.name();
   std::set<std::int64_t> ms(options.bucket_ms.begin(), options.bucket_ms.end());
-  if (options.boundaries) ms.insert({31, 32, 33, 255, 256, 257});
+  std::set<std::int64_t> const boundary_ms{31, 32, 33, 255, 256, 257};
+  if (options.boundaries) ms.insert(boundary_ms.begin(), boundary_ms.end());
+  // "M=257 uniform (boundary M)", "M=33 uniform (lowest M bucket 64 serves)": which gate-1
+  // role made the check, so a failure at one end of a bucket's range says so.
+  auto named = [&](std::int64_t M, const std::string& routing) {
+    std::vector<std::string> roles;
+    if (options.boundaries && boundary_ms.contains(M)) roles.emplace_back(gate_names::boundary_m);
+    if (auto it = options.m_roles.find(M); it != options.m_roles.end()) roles.push_back(it->second);
+    auto name = fmt::format("M={} {}", M, routing);
+    return roles.empty() ? name : fmt::format("{} ({})", name, fmt::join(roles, ", "));
+  };
   moe::RoutingSpec uniform;
   auto const concentrated = routing_of(moe::RoutingKind::concentrated);
   bool first = true;
@@ -263,6 +293,7 @@ VerifyReport Verifier::verify(const search::KernelConfig& stage1,
     };
     try {
       auto r = run();
+      r.name = name;
       r.seconds = elapsed();
       add(std::move(r));
     } catch (const Error& e) {
@@ -270,22 +301,31 @@ VerifyReport Verifier::verify(const search::KernelConfig& stage1,
     }
   };
   for (auto const M : ms) {
-    guarded(fmt::format("M={} uniform", M), [&] {
+    guarded(named(M, routing_name(uniform)), [&] {
       auto r = check(stage1, stage2, M, uniform, first, options.tolerance);
       first = false;
       return r;
     });
   }
+  auto const checked_ms = options.bucket_ms.empty() ? std::vector<std::int64_t>{257} : options.bucket_ms;
   if (options.concentrated) {
-    for (auto const M : options.bucket_ms.empty() ? std::vector<std::int64_t>{257} : options.bucket_ms) {
-      guarded(fmt::format("M={} concentrated", M), [&] {
+    for (auto const M : checked_ms) {
+      guarded(named(M, routing_name(concentrated)), [&] {
         return check(stage1, stage2, M, concentrated, false, options.tolerance);
+      });
+    }
+  }
+  // The pair is timed under this routing: it must be right under it too.
+  if (options.routing != uniform && options.routing != concentrated) {
+    for (auto const M : checked_ms) {
+      guarded(named(M, routing_name(options.routing)), [&] {
+        return check(stage1, stage2, M, options.routing, false, options.tolerance);
       });
     }
   }
   if (options.graph_replay) {
     std::int64_t const M = options.bucket_ms.empty() ? 33 : options.bucket_ms.front();
-    guarded(fmt::format("graph replay M={}", M),
+    guarded(fmt::format("graph replay M={}: changed inputs, then restored", M),
             [&] { return check_graph_replay(stage1, stage2, M, options.tolerance); });
   }
   return report;

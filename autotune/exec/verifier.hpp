@@ -1,18 +1,24 @@
 #pragma once
 // The correctness gates every finalist passes before it is timed for the record
 // (DESIGN.md §2), run on the GPU against the double-precision CPU reference:
-//  1. token counts: the boundaries 31/32/33/255/256/257 and the bucket's own M;
-//  2. routing: uniform and concentrated (every token to the same topk experts);
+//  1. token counts: the boundaries 31/32/33/255/256/257 and the bucket's own M values (the
+//     tuner passes the timed M and the lowest and highest M the bucket's row serves);
+//  2. routing: uniform and concentrated (every token to the same topk experts), and the
+//     routing the run times with, at each bucket M;
 //  3. write coverage: every buffer the pipeline writes starts as NaN (0xFF bytes) — a y, h
 //     or sort entry left unwritten shows up;
 //  4. input preservation: a hash of inputs and weights before and after;
 //  5. changed-input replay: a captured graph replayed, the inputs changed in place and the
 //     graph replayed again (the output must follow), then the originals restored (the
 //     original output must come back).
-// The GPU sort is also compared entry by entry with the host sort.
+// Each check compares y and stage one's intermediate h with the reference on the token sample
+// (h: bf16 as is; A8W4's MXFP8 h dequantised, moe::compare_intermediate_mxfp8), and the GPU
+// sort entry by entry with the host sort. Every problem a check reports starts with the name
+// of the gate it belongs to (gate_names below), so a report says which gate failed.
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -26,6 +32,18 @@
 #include "autotune/search/kernel_config.hpp"
 
 namespace moetune::exec {
+
+// The words each problem in CheckResult::detail starts with.
+namespace gate_names {
+inline constexpr std::string_view sort = "sort";
+inline constexpr std::string_view output = "y against the reference";
+inline constexpr std::string_view intermediate = "h against the reference";
+inline constexpr std::string_view write_coverage = "write coverage (NaN sentinel)";
+inline constexpr std::string_view input_preservation = "input preservation";
+inline constexpr std::string_view graph_replay = "changed-input replay";
+// Gate 1 is named in the check's name instead: "M=257 uniform (boundary M)".
+inline constexpr std::string_view boundary_m = "boundary M";
+}  // namespace gate_names
 
 struct CheckResult {
   std::string name;    // "M=33 uniform", "graph replay: changed inputs", ...
@@ -47,8 +65,14 @@ struct VerifyReport {
 
 struct VerifyOptions {
   std::vector<std::int64_t> bucket_ms;  // the bucket's own M values
+  // Optional words saying why an M is checked ("lowest M bucket 64 serves"), added to the
+  // names of its checks; the boundaries are labelled gate_names::boundary_m.
+  std::map<std::int64_t, std::string> m_roles;
   bool boundaries = true;               // add M = 31, 32, 33, 255, 256, 257
   bool concentrated = true;             // also concentrated routing at each bucket M
+  // The routing the run times with: also checked at each bucket M when it is neither uniform
+  // nor concentrated (those are checked anyway).
+  moe::RoutingSpec routing;
   bool graph_replay = true;             // gate 5 at the first bucket M
   moe::Tolerance tolerance;
 };

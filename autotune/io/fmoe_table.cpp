@@ -284,6 +284,15 @@ bool FmoeTable::upsert(FmoeRow row) {
   return false;
 }
 
+std::optional<FmoeRow> FmoeTable::erase(const FmoeKey& key) {
+  auto const it = std::find_if(m_rows.begin(), m_rows.end(),
+                               [&](const FmoeRow& row) { return row.key == key; });
+  if (it == m_rows.end()) return std::nullopt;
+  FmoeRow removed = std::move(*it);
+  m_rows.erase(it);
+  return removed;
+}
+
 std::size_t FmoeParseResult::error_count() const {
   return static_cast<std::size_t>(
       std::count_if(diagnostics.begin(), diagnostics.end(),

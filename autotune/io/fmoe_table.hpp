@@ -39,6 +39,9 @@ class FmoeTable {
   // Replaces the row with the same key in place (it is then formatted anew when written) or
   // appends it. Returns true if a row was replaced.
   bool upsert(FmoeRow row);
+  // Removes the row with this key and returns it (with its line and original text, when read
+  // from a file); nullopt if there is none. Every other row keeps its text.
+  std::optional<FmoeRow> erase(const FmoeKey& key);
 
  private:
   std::filesystem::path m_file;

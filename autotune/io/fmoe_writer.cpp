@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -148,20 +149,34 @@ void write_fmoe_table(const FmoeTable& table) { write_fmoe_table(table, table.fi
 
 std::size_t merge_rows_into_file(const std::filesystem::path& file, std::span<const FmoeRow> rows,
                                  FmoeFileKind kind_if_new) {
+  return update_rows_in_file(file, rows, {}, kind_if_new).replaced;
+}
+
+RowFileUpdate update_rows_in_file(const std::filesystem::path& file, std::span<const FmoeRow> rows,
+                                  std::span<const FmoeKey> remove, FmoeFileKind kind_if_new) {
+  RowFileUpdate update;
   std::error_code ec;
   bool const exists = std::filesystem::exists(file, ec);
+  // A file that does not exist holds nothing to remove: only rows to add create it.
+  if (rows.empty() && (remove.empty() || !exists)) return update;
   FmoeTable table = exists ? read_fmoe_table(file) : make_fmoe_table(file, kind_if_new);
   if (table.kind() != kind_if_new) {
     throw InputError(file, 1, 0,
                      fmt::format("the file is of kind '{}'; cannot add rows of kind '{}' to it",
                                  to_string(table.kind()), to_string(kind_if_new)));
   }
-  std::size_t replaced = 0;
-  for (auto const& row : rows) {
-    if (table.upsert(row)) ++replaced;
+  for (auto const& key : remove) {
+    bool const replaced_instead = std::any_of(rows.begin(), rows.end(),
+                                              [&](const FmoeRow& row) { return row.key == key; });
+    if (replaced_instead) continue;
+    if (auto row = table.erase(key)) update.removed.push_back(std::move(*row));
   }
+  for (auto const& row : rows) {
+    if (table.upsert(row)) ++update.replaced;
+  }
+  if (rows.empty() && update.removed.empty()) return update;  // the file stays as it is
   write_fmoe_table(table, file);
-  return replaced;
+  return update;
 }
 
 }  // namespace moetune::io

@@ -37,4 +37,16 @@ void write_fmoe_table(const FmoeTable& table);
 std::size_t merge_rows_into_file(const std::filesystem::path& file, std::span<const FmoeRow> rows,
                                  FmoeFileKind kind_if_new);
 
+struct RowFileUpdate {
+  std::size_t replaced = 0;
+  std::vector<FmoeRow> removed;  // as they were in the file: line and original text
+};
+
+// merge_rows_into_file, and first removes the rows whose key is in `remove` (a key that also
+// gets a row in `rows` is replaced in place, not removed). Every other line keeps its bytes;
+// a file whose last row goes keeps its header. Nothing is written (nor created) when nothing
+// changes.
+RowFileUpdate update_rows_in_file(const std::filesystem::path& file, std::span<const FmoeRow> rows,
+                                  std::span<const FmoeKey> remove, FmoeFileKind kind_if_new);
+
 }  // namespace moetune::io

@@ -9,7 +9,8 @@
 
 namespace moetune::moe {
 
-void Comparator::add(double value, double reference, std::int64_t row, std::int64_t col) {
+void Comparator::add(double value, double reference, std::int64_t row, std::int64_t col,
+                     double allowance) {
   auto& r = m_result;
   ++r.checked;
   bool ok;
@@ -25,7 +26,7 @@ void Comparator::add(double value, double reference, std::int64_t row, std::int6
     if (mag >= r.tolerance.atol && mag > 0) r.max_rel = std::fmax(r.max_rel, diff / mag);
     m_diff_sq += diff * diff;
     m_ref_sq += reference * reference;
-    ok = diff <= r.tolerance.atol + r.tolerance.rtol * mag;
+    ok = diff <= r.tolerance.atol + r.tolerance.rtol * mag + allowance;
   }
   if (!ok) {
     ++r.failures;
@@ -49,8 +50,9 @@ CompareResult Comparator::result() const {
 }
 
 std::string CompareResult::summary() const {
-  auto const figures = fmt::format("max_abs {:.3g}, max_rel {:.3g}, rel_l2 {:.3g} (atol {:g}, rtol {:g})",
-                                   max_abs, max_rel, rel_l2, tolerance.atol, tolerance.rtol);
+  auto const figures = fmt::format(
+      "max_abs {:.3g}, max_rel {:.3g}, rel_l2 {:.3g} (atol {:g}, rtol {:g}{}{})", max_abs, max_rel,
+      rel_l2, tolerance.atol, tolerance.rtol, allowance.empty() ? "" : ", + ", allowance);
   if (checked == 0) return "FAIL nothing was compared";
   if (passed()) return fmt::format("PASS {} checked, {}", checked, figures);
   std::string text = fmt::format("FAIL {}/{} outside tolerance", failures, checked);
@@ -95,6 +97,55 @@ CompareResult compare_intermediate_bf16(std::span<const std::uint16_t> gpu_h,
       for (std::int64_t col = 0; col < ref.inter; ++col) {
         double const v = bf16_to_float(gpu_h[static_cast<std::size_t>(slot * ref.inter + col)]);
         c.add(v, expected[static_cast<std::size_t>(col)], slot, col);
+      }
+    }
+  }
+  return c.result();
+}
+
+double e4m3_rounding_allowance(double reference, double block_amax, Fp8Flavor flavor) {
+  constexpr int mantissa_bits = 3;
+  double const subnormal_spacing = flavor == Fp8Flavor::ocp ? 0x1.0p-9 : 0x1.0p-10;
+  double const largest_scale = 4.0 * std::fabs(block_amax) / e4m3_max(flavor);
+  double spacing = subnormal_spacing * largest_scale;
+  if (double const mag = std::fabs(reference); mag > 0 && std::isfinite(mag)) {
+    int exponent = 0;
+    (void)std::frexp(mag, &exponent);  // mag = f * 2^exponent, f in [0.5, 1)
+    spacing = std::fmax(spacing, std::ldexp(1.0, exponent - 1 - mantissa_bits));
+  }
+  return 2.0 * spacing;
+}
+
+CompareResult compare_intermediate_mxfp8(std::span<const std::uint8_t> gpu_codes,
+                                         std::span<const std::uint8_t> gpu_scales,
+                                         Fp8Flavor flavor, const ReferenceRows& ref,
+                                         Tolerance tolerance) {
+  auto const want = static_cast<std::size_t>(ref.total_tokens * ref.topk * ref.inter);
+  if (gpu_codes.size() != want || gpu_scales.size() != want / mx_block) {
+    throw Error(fmt::format("compare_intermediate_mxfp8: GPU h has {} codes and {} scales, "
+                            "expected M*topk*I = {}*{}*{} = {} and a 32nd of that",
+                            gpu_codes.size(), gpu_scales.size(), ref.total_tokens, ref.topk,
+                            ref.inter, want));
+  }
+  Comparator c(tolerance, "2 e4m3 spacings at |ref|");
+  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
+    for (int k = 0; k < ref.topk; ++k) {
+      auto const slot = ref.tokens[i] * ref.topk + k;
+      auto const expected = ref.h_row(i, k);
+      for (std::int64_t b = 0; b < ref.inter; b += mx_block) {
+        double amax = 0;
+        for (int j = 0; j < mx_block; ++j) {
+          amax = std::fmax(amax, std::fabs(expected[static_cast<std::size_t>(b + j)]));
+        }
+        auto const scale_index = static_cast<std::size_t>((slot * ref.inter + b) / mx_block);
+        double const scale = e8m0_decode(gpu_scales[scale_index]);
+        for (int j = 0; j < mx_block; ++j) {
+          auto const col = b + j;
+          double const v =
+              e4m3_decode(gpu_codes[static_cast<std::size_t>(slot * ref.inter + col)], flavor) * scale;
+          double const r = expected[static_cast<std::size_t>(col)];
+          c.add(v, r, slot, col, e4m3_rounding_allowance(r, amax, flavor));
+        }
       }
     }
   }

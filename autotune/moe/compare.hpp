@@ -1,11 +1,15 @@
 #pragma once
 // Verdict on a GPU output against the CPU reference (DESIGN.md §2): per element
 // |y - ref| <= atol + rtol*|ref| on every column of the sampled tokens; any NaN or Inf in what
-// is checked fails; max-abs, max-rel and relative-L2 figures for the report.
+// is checked fails; max-abs, max-rel and relative-L2 figures for the report. Stage one's output
+// h is compared the same way on the sampled tokens' slots (bf16 as is; MXFP8 dequantised, with
+// an allowance for the e4m3 rounding both sides make).
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
+#include "autotune/moe/mx_formats.hpp"
 #include "autotune/moe/reference.hpp"
 
 namespace moetune::moe {
@@ -28,6 +32,9 @@ struct CompareResult {
   std::int64_t first_fail_col = -1;
   double first_fail_value = 0;
   double first_fail_ref = 0;
+  // What the bound allows beyond atol + rtol*|ref|, in words, when a comparison adds a
+  // per-element allowance (the MXFP8 intermediate); empty otherwise. Printed in the summary.
+  std::string allowance;
 
   [[nodiscard]] bool passed() const { return failures == 0 && non_finite == 0 && checked > 0; }
   // "PASS 337920 checked, max_abs 3.1e-03, max_rel 1.2e-02, rel_l2 2.0e-03 (atol 0.02, rtol 0.02)"
@@ -39,8 +46,13 @@ struct CompareResult {
 // other rows (e.g. a stage-one output against ReferenceRows::h).
 class Comparator {
  public:
-  explicit Comparator(Tolerance tolerance = {}) { m_result.tolerance = tolerance; }
-  void add(double value, double reference, std::int64_t row, std::int64_t col);
+  explicit Comparator(Tolerance tolerance = {}, std::string allowance = {}) {
+    m_result.tolerance = tolerance;
+    m_result.allowance = std::move(allowance);
+  }
+  // Passes when |value - reference| <= atol + rtol*|reference| + allowance.
+  void add(double value, double reference, std::int64_t row, std::int64_t col,
+           double allowance = 0.0);
   [[nodiscard]] CompareResult result() const;
 
  private:
@@ -59,6 +71,31 @@ class Comparator {
 [[nodiscard]] CompareResult compare_intermediate_bf16(std::span<const std::uint16_t> gpu_h,
                                                       const ReferenceRows& reference,
                                                       Tolerance tolerance = {});
+
+// Stage one's MXFP8 h (A8W4): e4m3 codes [M*topk][I] of `flavor` and E8M0 scales
+// [M*topk][I/32], dequantised (code value x 2^(scale-127)) and compared on the reference's
+// slots with the reference's h, which went through the same per-1x32 quantiser. Bound per
+// element: |h - ref| <= atol + rtol*|ref| + e4m3_rounding_allowance(ref, block amax, flavor):
+// the atol/rtol part covers the arithmetic before the rounding point (fp32 on the GPU, double
+// in the reference), exactly as for a bf16 h; the allowance covers that the two sides then
+// round nearly equal values to a 3-bit-mantissa format on their own. Rows are GPU slot ids.
+[[nodiscard]] CompareResult compare_intermediate_mxfp8(std::span<const std::uint8_t> gpu_codes,
+                                                       std::span<const std::uint8_t> gpu_scales,
+                                                       Fp8Flavor flavor,
+                                                       const ReferenceRows& reference,
+                                                       Tolerance tolerance = {});
+
+// How far an honest kernel's dequantised e4m3 element may sit from the reference's, beyond
+// the arithmetic difference: two e4m3 spacings at |reference|. Two roundings of nearly equal
+// values land at most on adjacent codes (one spacing), and the spacing doubles above a binade
+// boundary (2^k), so two spacings cover both. e4m3 has 3 mantissa bits, so a normal value v
+// has spacing 2^(floor(log2|v|)-3), at most |v|/8: the allowance is at most |ref|/4. Below the
+// normal range the spacing is the subnormal one times the block's scale; the scale is the
+// smallest power of two putting the block amax under e4m3's max, so it is below 2*amax/max,
+// and the GPU's (from its own, slightly different amax) may be one power of two larger: the
+// floor uses 4*amax/max. Subnormal spacing: 2^-9 (OCP e4m3fn), 2^-10 (e4m3fnuz).
+[[nodiscard]] double e4m3_rounding_allowance(double reference, double block_amax,
+                                             Fp8Flavor flavor);
 
 // Largest |a - b| between two GPU outputs of the same shape ("how far tuning moved
 // numerics"); +inf if either holds a NaN/Inf anywhere or the sizes differ.

@@ -25,16 +25,22 @@ GateVerdict apply_gate(const GateSpec& gate, const PairedSummary& s) {
                                   s.pairs, wins_ok ? ">=" : "<", v.required_wins, s.sign_test_p));
   bool blocks_ok = true;
   if (gate.require_every_block) {
+    // A gain carried by some placements only is a placement, not a kernel: every block must
+    // show a stated share of the threshold (and, with a share of 0, at least some gain).
+    double const floor = gate.block_share * gate.min_median_reduction;
     for (std::size_t b = 0; b < s.block_median_reductions.size(); ++b) {
-      if (!(s.block_median_reductions[b] > 0)) {
+      double const m = s.block_median_reductions[b];
+      if (!(m >= floor && m > 0)) {
         blocks_ok = false;
-        v.reasons.push_back(fmt::format("block {} median reduction {:.3f}% is not a gain", b,
-                                        100 * s.block_median_reductions[b]));
+        v.reasons.push_back(fmt::format("block {} median reduction {:.3f}% < {:.3f}% ({:g} x "
+                                        "threshold)",
+                                        b, 100 * m, 100 * floor, gate.block_share));
       }
     }
     if (blocks_ok) {
-      v.reasons.push_back(fmt::format("gain holds in all {} blocks",
-                                      s.block_median_reductions.size()));
+      v.reasons.push_back(fmt::format("every one of {} block medians >= {:.3f}% ({:g} x threshold)",
+                                      s.block_median_reductions.size(), 100 * floor,
+                                      gate.block_share));
     }
   }
   v.passed = median_ok && wins_ok && blocks_ok;

@@ -13,7 +13,8 @@ struct GateSpec {
   double min_median_reduction = 0.01;  // >= 1 % median paired improvement
   int reference_wins = 25;             // ">= 25 of 31 wins", carried to other pair counts
   int reference_pairs = 31;            //   at the same one-sided binomial level
-  bool require_every_block = true;     // the gain must hold in every block's median
+  bool require_every_block = true;     // the gain must hold in every block's median:
+  double block_share = 0.5;            //   each block median >= block_share x threshold
   double control_fraction = 0.5;       // control |median| must stay under this x threshold
 };
 

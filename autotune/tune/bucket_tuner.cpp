@@ -364,22 +364,28 @@ class BucketRun {
     m.required_wins = stats::required_wins(m_opt.gate, m.pairs);
     m.repeats = m_sampler.repeats();
     m.max_remeasures = m_opt.control_remeasures;
-    m.order =
-        "pairs alternate across the whole confirmation: pair 0 baseline first, pair 1 candidate "
-        "first, ...; each comparison pair is followed by a control pair in the same order";
-    m.control =
-        "the baseline against a separately built instance of itself (own pipeline buffers, own "
-        "graph capture, same inputs and weights), in the same blocks as the comparison; it must "
-        "not pass the gate in either direction and |median| must stay under control_fraction x "
-        "threshold";
+    m.order = confirmation_order_rule();
+    m.control = confirmation_control_rule();
     for (int a = 0; a <= m_opt.control_remeasures; ++a) {
+      auto layout = plan_attempt(m_opt.seed, a, m_opt.confirm_blocks, m_opt.pairs_per_block);
       std::vector<std::uint64_t> seeds;
-      for (int b = 0; b < m_opt.confirm_blocks; ++b) {
-        seeds.push_back(block_seed(m_opt.seed, Phase::confirm, a, b));
-      }
+      for (auto const& b : layout.blocks) seeds.push_back(b.seed);
       m.block_seeds.push_back(std::move(seeds));
+      m.layouts.push_back(std::move(layout));
     }
-    m.false_qualification_rate = m_opt.false_qualification_rate;
+    // A measured rate belongs to the workload it was measured on.
+    if (m_opt.calibration_scope) {
+      if (m_opt.calibration_scope->matches(m_bucket)) {
+        m.false_qualification_rate = m_opt.false_qualification_rate;
+        m.calibration = m_opt.calibration;
+      } else {
+        m.calibration = "not calibrated for this bucket (the calibration given was measured for " +
+                        m_opt.calibration_scope->describe() + ")";
+      }
+    } else {
+      m.false_qualification_rate = m_opt.false_qualification_rate;
+      m.calibration = m_opt.calibration.empty() ? "not calibrated" : m_opt.calibration;
+    }
     return m;
   }
 
@@ -395,8 +401,8 @@ class BucketRun {
     for (int a = 0; a <= m_opt.control_remeasures; ++a) {
       ConfirmationResult result;
       try {
-        result = run_confirmation(m_sampler, m_opt, arms, a,
-                                  m_res.manifest->block_seeds.at(static_cast<std::size_t>(a)));
+        result = run_confirmation(m_sampler, m_opt, arms,
+                                  m_res.manifest->layouts.at(static_cast<std::size_t>(a)));
       } catch (const SamplerError& e) {
         // The baseline or its control arm faulted: no honest comparison is left.
         throw BaselineFailure{e.kind(), e.what()};
@@ -411,11 +417,14 @@ class BucketRun {
       }
       auto& att = result.attempt;
       bool const control_ok = att.control_verdict.passed;
-      log(fmt::format("token {}: confirmation attempt {}: median {:.3f}%, wins {}/{}, gate {}, "
-                      "control {}",
+      log(fmt::format("token {}: confirmation attempt {}: median {:.3f}%, wins {}/{} (vs control "
+                      "{:.3f}%, {}/{}), gate {}, control {} ({:.3f}%)",
                       m_res.key.token, a, 100 * att.comparison_summary.median_reduction,
                       att.comparison_summary.wins, att.comparison_summary.pairs,
-                      att.gate.passed ? "passed" : "failed", control_ok ? "passed" : "FAILED"));
+                      100 * att.versus_control_summary.median_reduction,
+                      att.versus_control_summary.wins, att.versus_control_summary.pairs,
+                      att.gate.passed ? "passed" : "failed", control_ok ? "passed" : "FAILED",
+                      100 * att.control_summary.median_reduction));
       m_res.attempts.push_back(std::move(att));
       if (control_ok) break;
     }

@@ -53,6 +53,32 @@ double CalibrationCase::median_gain() const {
   return stats::exact_median(r);
 }
 
+TrialDistribution CalibrationCase::distribution(int required_wins) const {
+  TrialDistribution d;
+  if (trials.empty()) return d;
+  d.pairs = trials.front().pairs;
+  d.wins_histogram.assign(static_cast<std::size_t>(d.pairs) + 1, 0);
+  std::vector<double> medians;
+  double wins = 0;
+  for (auto const& t : trials) {
+    if (t.wins >= 0 && t.wins <= d.pairs) ++d.wins_histogram[static_cast<std::size_t>(t.wins)];
+    wins += t.wins;
+    if (t.wins >= required_wins) ++d.trials_at_required_wins;
+    if (t.median_reduction > 0) ++d.trials_with_positive_median;
+    medians.push_back(t.median_reduction);
+  }
+  d.mean_wins = wins / static_cast<double>(trials.size());
+  std::sort(medians.begin(), medians.end());
+  for (double q : {0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0}) {
+    // Nearest rank: an observed value, never an interpolation.
+    auto const n = medians.size();
+    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    rank = std::clamp<std::size_t>(rank, 1, n);
+    d.median_quantiles.push_back(medians[rank - 1]);
+  }
+  return d;
+}
+
 const CalibrationCase* CalibrationResult::null_case() const {
   for (auto const& c : cases) {
     if (!(c.slowdown > 0)) return &c;
@@ -76,14 +102,31 @@ TargetVerdict judge_targets(const CalibrationResult& result, const CalibrationTa
   };
   if (auto const* n = result.null_case(); n && !n->trials.empty()) {
     bool const enough = static_cast<int>(n->trials.size()) >= targets.min_null_trials;
-    v.false_rate_met = enough && n->rate() <= targets.max_false_rate;
+    double const upper = n->interval().upper;
+    v.false_rate_met = enough && upper <= targets.max_false_rate;
     v.lines.push_back(fmt::format(
-        "false qualification {}: {} {} target <= {:.1f}% over >= {} trials",
-        v.false_rate_met ? "MET" : "NOT MET", describe(*n),
+        "false qualification {}: {}; the upper bound {:.2f}% {} target <= {:.1f}% over >= {} "
+        "trials",
+        v.false_rate_met ? "MET" : "NOT MET", describe(*n), 100 * upper,
         enough ? "against" : "(too few trials) against", 100 * targets.max_false_rate,
         targets.min_null_trials));
+    auto const d = n->distribution(result.required_wins);
+    double const centre = d.pairs / 2.0;
+    double const tail = static_cast<double>(d.trials_at_required_wins) /
+                        static_cast<double>(n->trials.size());
+    bool const centred = std::fabs(d.mean_wins - centre) <= targets.max_mean_wins_offset;
+    bool const thin_tail = tail <= targets.max_share_at_required_wins;
+    v.null_centred = centred && thin_tail;
+    v.lines.push_back(fmt::format(
+        "null distribution {}: mean wins {:.2f} of {} (fair: {:g} +- {:g}), {} of {} trials "
+        "({:.1f}%) at >= {} wins (target <= {:.1f}%), {} with a positive median",
+        v.null_centred ? "CENTRED" : "NOT CENTRED", d.mean_wins, d.pairs, centre,
+        targets.max_mean_wins_offset, d.trials_at_required_wins, n->trials.size(), 100 * tail,
+        result.required_wins, 100 * targets.max_share_at_required_wins,
+        d.trials_with_positive_median));
   } else {
     v.lines.push_back("false qualification NOT MEASURED: the null case was not run");
+    v.lines.push_back("null distribution NOT MEASURED: the null case was not run");
   }
   if (auto const* p = result.slowdown_case(targets.power_slowdown); p && !p->trials.empty()) {
     v.power_met = p->rate() >= targets.min_power;
@@ -118,14 +161,15 @@ CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
   CalibrationTrial trial;
   trial.index = index;
   for (int a = 0; a <= opt.protocol.control_remeasures; ++a) {
-    std::vector<std::uint64_t> seeds;
-    for (int b = 0; b < opt.protocol.confirm_blocks; ++b) {
-      seeds.push_back(block_seed(seed, Phase::confirm, a, b));
+    // Exactly the layout tune would declare for a run seeded with this trial's seed.
+    auto const layout =
+        plan_attempt(seed, a, opt.protocol.confirm_blocks, opt.protocol.pairs_per_block);
+    if (a == 0) {
+      for (auto const& b : layout.blocks) trial.first_block_seeds.push_back(b.seed);
     }
-    if (a == 0) trial.first_block_seeds = seeds;
     ConfirmationResult r;
     try {
-      r = run_confirmation(sampler, opt.protocol, arms, a, seeds);
+      r = run_confirmation(sampler, opt.protocol, arms, layout);
     } catch (const SamplerError& e) {
       throw Error(fmt::format("the baseline faulted while being timed: {}", e.what()));
     }
@@ -138,6 +182,10 @@ CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
     trial.pairs = att.comparison_summary.pairs;
     trial.block_median_reductions = att.comparison_summary.block_median_reductions;
     trial.control_median_reduction = att.control_summary.median_reduction;
+    trial.control_wins = att.control_summary.wins;
+    trial.versus_control_median_reduction = att.versus_control_summary.median_reduction;
+    trial.versus_control_wins = att.versus_control_summary.wins;
+    trial.rounds = att.rounds;
     trial.gate_passed = att.gate.passed;
     trial.control_passed = att.control_verdict.passed;
     if (!trial.control_passed) ++trial.control_failures;

@@ -8,6 +8,8 @@
 
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
+#include "autotune/tune/candidate_pairs.hpp"
+#include "autotune/tune/confirmation.hpp"
 
 namespace moetune::tune {
 namespace {
@@ -31,7 +33,9 @@ std::string CalibrationRecord::describe() const {
 }
 
 CalibrationRecord read_calibration(const std::filesystem::path& file, const ProtocolOptions& options,
-                                   std::string_view arch, bool replayed_run) {
+                                   const CalibrationContext& context) {
+  auto const& arch = context.arch;
+  bool const replayed_run = context.replayed_run;
   json j;
   try {
     j = json::parse(read_file(file));
@@ -60,11 +64,27 @@ CalibrationRecord read_calibration(const std::filesystem::path& file, const Prot
     same_int("required_wins", stats::required_wins(options.gate, pairs));
     same_real("min_median_reduction", options.gate.min_median_reduction);
     same_real("control_fraction", options.gate.control_fraction);
+    same_real("block_share", options.gate.block_share);
+    auto const design = member(file, protocol, "order_design", "\"protocol\"").get<std::string>();
+    if (design != kConfirmationOrderDesign) {
+      differ.push_back(fmt::format("order_design: calibrated {}, this run {}", design,
+                                   kConfirmationOrderDesign));
+    }
     if (member(file, protocol, "require_every_block", "\"protocol\"").get<bool>() != options.gate.require_every_block)
       differ.push_back(fmt::format("require_every_block: calibrated {}, this run {}",
                                    !options.gate.require_every_block, options.gate.require_every_block));
     auto const their_arch = member(file, machine, "arch", "\"machine\"").get<std::string>();
     if (their_arch != arch) differ.push_back(fmt::format("arch: calibrated {}, this run {}", their_arch, arch));
+    // The timing conditions: another device, routing or weight rotation is another null.
+    auto same_text = [&](const char* key, const std::string& ours) {
+      auto const theirs = member(file, machine, key, "\"machine\"").get<std::string>();
+      if (theirs != ours) differ.push_back(fmt::format("{}: calibrated {}, this run {}", key, theirs, ours));
+    };
+    if (!replayed_run) same_text("device", context.device);
+    same_text("routing", context.routing);
+    if (member(file, machine, "hot", "\"machine\"").get<bool>() != context.hot) {
+      differ.push_back(fmt::format("hot: calibrated {}, this run {}", !context.hot, context.hot));
+    }
     if (!differ.empty()) {
       std::string list;
       for (auto const& d : differ) list += "\n  " + d;
@@ -87,6 +107,14 @@ CalibrationRecord read_calibration(const std::filesystem::path& file, const Prot
       r.rate = static_cast<double>(r.qualified) / static_cast<double>(r.trials);
       r.device = member(file, machine, "device", "\"machine\"").get<std::string>();
       r.source = file.string();
+      auto const& w = member(file, j, "workload", "the file");
+      r.scope.shape.hidden = member(file, w, "hidden", "\"workload\"").get<std::int64_t>();
+      r.scope.shape.inter = member(file, w, "inter", "\"workload\"").get<std::int64_t>();
+      r.scope.shape.experts = member(file, w, "experts", "\"workload\"").get<std::int64_t>();
+      r.scope.shape.topk = member(file, w, "topk", "\"workload\"").get<std::int64_t>();
+      r.scope.shape.dtype = moe::parse_dtype_path(member(file, w, "dtype", "\"workload\"").get<std::string>());
+      r.scope.M = member(file, w, "M", "\"workload\"").get<std::int64_t>();
+      r.scope.baseline = member(file, j, "baseline", "the file").get<std::string>();
       return r;
     }
     bad(file, "no null case (calibrate --trials 0 measures power only)");
@@ -95,9 +123,25 @@ CalibrationRecord read_calibration(const std::filesystem::path& file, const Prot
   }
 }
 
+void check_calibration_applies(const CalibrationRecord& record, const TunePlan& plan) {
+  for (auto const& b : plan.buckets) {
+    if (record.scope.matches(b)) return;
+  }
+  std::string planned;
+  for (auto const& b : plan.buckets) {
+    CalibrationScope s{b.shape, b.M, baseline_pair(b).name()};
+    planned += "\n  line " + std::to_string(b.line) + ": " + s.describe();
+  }
+  throw InputError(record.source, 0, 0,
+                   "calibrated for " + record.scope.describe() +
+                       ", which is no bucket of this run (another shape, M or baseline): its "
+                       "rate would describe nothing measured here. Planned buckets:" + planned);
+}
+
 void apply_calibration(const CalibrationRecord& record, ProtocolOptions& options) {
   options.false_qualification_rate = record.rate;
-  options.calibration = record.describe();
+  options.calibration = record.describe() + " at " + record.scope.describe();
+  options.calibration_scope = record.scope;
 }
 
 }  // namespace moetune::tune

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "autotune/tune/protocol_options.hpp"
+#include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::tune {
 
@@ -18,21 +19,35 @@ struct CalibrationRecord {
   std::int64_t trials = 0, qualified = 0;
   std::string device;  // where calibrate ran
   std::string source;  // the file
+  CalibrationScope scope;  // the workload it was measured on
   // One line for the report: "0/100 null trials qualified (95 % CI 0.0-3.6 %), moe-tune
   // calibrate on NVIDIA H200, FILE".
   [[nodiscard]] std::string describe() const;
 };
 
+// What the tuning run times with, which a calibration must have timed with too.
+struct CalibrationContext {
+  std::string arch;
+  std::string device;   // GpuInfo::name; not compared for a replayed run
+  std::string routing;  // --routing
+  bool hot = false;     // --hot
+  bool replayed_run = false;
+};
+
 // Reads a `moe-tune calibrate --json` file. Throws moetune::InputError naming the file and
 // what is wrong: not calibrate output, no null case (or one with no trials), a replayed
-// calibration for a GPU run, or a design or arch that differs from `options` / `arch` (each
-// differing field with both values).
+// calibration for a GPU run, or a design, arch, device, routing or --hot setting that differs
+// from `options` / `context` (each differing field with both values).
 [[nodiscard]] CalibrationRecord read_calibration(const std::filesystem::path& file,
                                                  const ProtocolOptions& options,
-                                                 std::string_view arch, bool replayed_run);
+                                                 const CalibrationContext& context);
 
-// Puts the record's rate and description into the options the run states in its manifest,
-// report and summary.
+// Refuses (InputError naming the file) a record whose workload (shape, M, baseline pair) is no
+// bucket of `plan`: its rate would be stated for nothing.
+void check_calibration_applies(const CalibrationRecord& record, const TunePlan& plan);
+
+// Puts the record's rate, description and scope into the options the run states in its
+// manifests, report and summary.
 void apply_calibration(const CalibrationRecord& record, ProtocolOptions& options);
 
 }  // namespace moetune::tune

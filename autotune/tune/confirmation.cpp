@@ -4,6 +4,31 @@
 
 namespace moetune::tune {
 
+const Arm& ConfirmArms::operator[](ConfirmRole role) const {
+  switch (role) {
+    case ConfirmRole::baseline: return baseline;
+    case ConfirmRole::candidate: return candidate;
+    case ConfirmRole::control: return control;
+  }
+  throw std::logic_error("ConfirmArms: unknown role");
+}
+
+std::string confirmation_order_rule() {
+  return "per block, the three arms are built in one of their six orders behind a placement pad "
+         "of random size, the blocks of an attempt taking the six orders in a shuffled sequence; "
+         "each round times baseline, candidate and control once, in one of the six orders, the "
+         "rounds of a block taking the six orders in shuffled sequences (every arm in every "
+         "position, and after every other arm, equally often per six rounds); every order, pad "
+         "and seed is declared in `layouts`";
+}
+
+std::string confirmation_control_rule() {
+  return "the baseline against a separately built instance of itself (own pipeline buffers, own "
+         "graph capture, same inputs and weights), timed in the same rounds as the comparison; "
+         "it must not pass the gate in either direction and |median| must stay under "
+         "control_fraction x threshold; the candidate must also pass the gate against it";
+}
+
 namespace {
 
 // A candidate sample either succeeds or ends the attempt: a fault is remembered here and
@@ -12,44 +37,61 @@ struct CandidateFaulted {
   CandidateFault fault;
 };
 
-double sample_candidate(Sampler& sampler, const std::string& arm) {
+double sample_role(Sampler& sampler, const ConfirmArms& arms, ConfirmRole role) {
+  auto const& label = arms[role].label;
+  if (role != ConfirmRole::candidate) {
+    // The control arm is the baseline's code: its fault is the baseline's and propagates.
+    return sampler.sample_us(label, TimedUnit::full);
+  }
   try {
-    return sampler.sample_us(arm, TimedUnit::full);
+    return sampler.sample_us(label, TimedUnit::full);
   } catch (const SamplerError& e) {
-    if (e.arm() != arm) throw;
+    if (e.arm() != label) throw;
     throw CandidateFaulted{{e.kind(), e.what(), false}};
   }
 }
 
-// Times `other` against the baseline arm back to back in the given order.
-stats::PairedSample timed_pair(Sampler& sampler, const std::string& base_arm,
-                               const std::string& other_arm, bool other_is_candidate,
-                               bool baseline_first, int block) {
-  stats::PairedSample s;
-  s.block = block;
-  s.baseline_first = baseline_first;
-  auto other = [&] {
-    // The control arm is the baseline's code: its fault is the baseline's and propagates.
-    return other_is_candidate ? sample_candidate(sampler, other_arm)
-                              : sampler.sample_us(other_arm, TimedUnit::full);
-  };
-  if (baseline_first) {
-    s.baseline_us = sampler.sample_us(base_arm, TimedUnit::full);
-    s.candidate_us = other();
-  } else {
-    s.candidate_us = other();
-    s.baseline_us = sampler.sample_us(base_arm, TimedUnit::full);
+int position(const RoleOrder& order, ConfirmRole role) {
+  for (int i = 0; i < 3; ++i) {
+    if (order[static_cast<std::size_t>(i)] == role) return i;
   }
+  throw std::logic_error("confirmation: a round without every role");
+}
+
+// `reference` plays the baseline's part of the paired sample, `other` the candidate's.
+stats::PairedSample paired(const ConfirmRound& r, ConfirmRole reference, ConfirmRole other) {
+  auto time = [&](ConfirmRole role) {
+    return role == ConfirmRole::baseline    ? r.baseline_us
+           : role == ConfirmRole::candidate ? r.candidate_us
+                                            : r.control_us;
+  };
+  stats::PairedSample s;
+  s.block = r.block;
+  s.baseline_us = time(reference);
+  s.candidate_us = time(other);
+  s.baseline_first = position(r.order, reference) < position(r.order, other);
   return s;
+}
+
+stats::GateVerdict combined(const stats::GateVerdict& vs_baseline,
+                            const stats::GateVerdict& vs_control) {
+  stats::GateVerdict v;
+  v.passed = vs_baseline.passed && vs_control.passed;
+  v.required_wins = vs_baseline.required_wins;
+  for (auto const& r : vs_baseline.reasons) v.reasons.push_back("vs baseline: " + r);
+  for (auto const& r : vs_control.reasons) v.reasons.push_back("vs control: " + r);
+  return v;
 }
 
 }  // namespace
 
 ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& options,
-                                    const ConfirmArms& arms, int attempt,
-                                    std::span<const std::uint64_t> block_seeds) {
-  if (block_seeds.empty() || options.pairs_per_block < 1) {
-    throw std::invalid_argument("run_confirmation: needs at least one block and one pair");
+                                    const ConfirmArms& arms, const AttemptLayout& layout) {
+  if (layout.blocks.empty()) {
+    throw std::invalid_argument("run_confirmation: needs at least one block");
+  }
+  for (auto const& b : layout.blocks) {
+    if (b.rounds.empty()) throw std::invalid_argument("run_confirmation: a block without rounds");
   }
   auto const& base = arms.baseline.label;
   auto const& cand = arms.candidate.label;
@@ -58,17 +100,18 @@ ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& opt
     throw std::invalid_argument("run_confirmation: the three arms need distinct labels");
   }
   ConfirmationResult out;
-  out.attempt.attempt = attempt;
-  int const ppb = options.pairs_per_block;
+  auto& att = out.attempt;
+  att.attempt = layout.attempt;
+  att.layout = layout;
   try {
-    for (std::size_t b = 0; b < block_seeds.size(); ++b) {
-      int const block = static_cast<int>(b);
+    for (auto const& block : layout.blocks) {
       BlockSpec spec;
       spec.phase = Phase::confirm;
-      spec.attempt = attempt;
-      spec.index = block;
-      spec.seed = block_seeds[b];
-      spec.arms = {arms.baseline, arms.candidate, arms.control};
+      spec.attempt = layout.attempt;
+      spec.index = block.index;
+      spec.seed = block.seed;
+      spec.placement_pad_bytes = block.placement_pad_bytes;
+      for (auto role : block.build_order) spec.arms.push_back(arms[role]);
       try {
         sampler.begin_block(spec);
       } catch (const SamplerError& e) {
@@ -76,23 +119,35 @@ ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& opt
         out.fault = CandidateFault{e.kind(), e.what(), true};
         return out;
       }
-      for (int i = 0; i < ppb; ++i) {
-        // Alternation runs across the whole attempt, not per block.
-        bool const baseline_first = (block * ppb + i) % 2 == 0;
-        out.attempt.comparison.push_back(
-            timed_pair(sampler, base, cand, true, baseline_first, block));
-        out.attempt.control.push_back(
-            timed_pair(sampler, base, ctrl, false, baseline_first, block));
+      for (auto const& order : block.rounds) {
+        ConfirmRound r;
+        r.block = block.index;
+        r.order = order;
+        for (auto role : order) {
+          double const t = sample_role(sampler, arms, role);
+          (role == ConfirmRole::baseline    ? r.baseline_us
+           : role == ConfirmRole::candidate ? r.candidate_us
+                                            : r.control_us) = t;
+        }
+        att.rounds.push_back(r);
       }
     }
   } catch (const CandidateFaulted& f) {
     out.fault = f.fault;
     return out;
   }
-  auto& att = out.attempt;
+  using R = ConfirmRole;
+  for (auto const& r : att.rounds) {
+    att.comparison.push_back(paired(r, R::baseline, R::candidate));
+    att.versus_control.push_back(paired(r, R::control, R::candidate));
+    att.control.push_back(paired(r, R::baseline, R::control));
+  }
   att.comparison_summary = stats::summarize_pairs(att.comparison);
+  att.versus_control_summary = stats::summarize_pairs(att.versus_control);
   att.control_summary = stats::summarize_pairs(att.control);
-  att.gate = stats::apply_gate(options.gate, att.comparison_summary);
+  att.gate_vs_baseline = stats::apply_gate(options.gate, att.comparison_summary);
+  att.gate_vs_control = stats::apply_gate(options.gate, att.versus_control_summary);
+  att.gate = combined(att.gate_vs_baseline, att.gate_vs_control);
   att.control_verdict = stats::judge_control(options.gate, att.control_summary);
   return out;
 }

@@ -1,32 +1,52 @@
 #pragma once
-// One attempt of the blocked confirmation design (DESIGN.md §4), on any Sampler: for each
-// declared block seed, a fresh block holding the baseline, the candidate and the control (a
-// separately built instance of the baseline); inside it pairs_per_block comparison pairs in
-// alternating order AB, BA, ... (alternating across the whole attempt), each followed by a
-// control pair in the same order; then the gate on the comparison and judge_control on the
-// control. tune_bucket runs it for a real winner; calibrate runs it for arms whose truth is
-// known, so what calibrate measures is exactly what tune decides with.
+// One attempt of the blocked confirmation design (DESIGN.md §4), on any Sampler. For each
+// block of a declared AttemptLayout (confirmation_layout.hpp): a fresh block holding the
+// baseline, the candidate and the control (a separately built instance of the baseline),
+// built in the layout's order behind its placement pad; then rounds, each timing the three
+// arms once in the layout's order. From every round come three paired samples:
+//   comparison     baseline vs candidate   (what the row claims)
+//   versus control control vs candidate    (the claim again, against the other instance of
+//                                           the baseline: a bias of one arm cannot carry it)
+//   control        baseline vs control     (identical code: must show nothing)
+// The gate must pass on the comparison and on the versus-control samples, and judge_control
+// must pass on the control. tune_bucket runs it for a real winner; calibrate runs it for arms
+// whose truth is known, so what calibrate measures is exactly what tune decides with.
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "autotune/stats/gate.hpp"
 #include "autotune/stats/paired_comparison.hpp"
+#include "autotune/tune/confirmation_layout.hpp"
 #include "autotune/tune/outcome.hpp"
 #include "autotune/tune/protocol_options.hpp"
 #include "autotune/tune/sampler.hpp"
 
 namespace moetune::tune {
 
+// The three times of one round, in microseconds, and the order they were taken in.
+struct ConfirmRound {
+  int block = 0;
+  RoleOrder order{};
+  double baseline_us = 0;
+  double candidate_us = 0;
+  double control_us = 0;
+};
+
 struct ConfirmAttempt {
   int attempt = 0;
-  std::vector<stats::PairedSample> comparison;  // baseline vs candidate
-  std::vector<stats::PairedSample> control;     // baseline vs baseline (separately built)
+  AttemptLayout layout;                          // as declared in the manifest
+  std::vector<ConfirmRound> rounds;              // every sample, in time order
+  std::vector<stats::PairedSample> comparison;   // baseline vs candidate
+  std::vector<stats::PairedSample> versus_control;  // control (as "baseline") vs candidate
+  std::vector<stats::PairedSample> control;      // baseline vs control (identical code)
   stats::PairedSummary comparison_summary;
+  stats::PairedSummary versus_control_summary;
   stats::PairedSummary control_summary;
-  stats::GateVerdict gate;
+  stats::GateVerdict gate;             // both below passed; reasons of both, labelled
+  stats::GateVerdict gate_vs_baseline;
+  stats::GateVerdict gate_vs_control;
   stats::ControlVerdict control_verdict;
 };
 
@@ -36,6 +56,7 @@ struct ConfirmArms {
   Arm baseline;
   Arm candidate;
   Arm control;
+  [[nodiscard]] const Arm& operator[](ConfirmRole role) const;
 };
 
 // A candidate that faulted while its block was built or while it was timed: the attempt is
@@ -51,12 +72,20 @@ struct ConfirmationResult {
   std::optional<CandidateFault> fault;
 };
 
-// Runs one attempt over `block_seeds` (one block each; index = position). A SamplerError of
-// the baseline or control arm is the baseline's failure and propagates unchanged; one of the
-// candidate arm is returned as the fault. Throws std::invalid_argument on an empty seed list,
-// pairs_per_block < 1 or duplicate labels.
+// Runs one attempt over the blocks of `layout`. A SamplerError of the baseline or control arm
+// is the baseline's failure and propagates unchanged; one of the candidate arm is returned as
+// the fault. Throws std::invalid_argument on a layout without blocks or rounds, or duplicate
+// labels.
+// The name of the order design, recorded by calibrate and checked by tune --calibration: a
+// rate measured under another order design (say the fixed order before it) does not apply.
+inline constexpr const char* kConfirmationOrderDesign = "balanced-random-v1";
+
+// The design in words, for manifests and reports.
+[[nodiscard]] std::string confirmation_order_rule();
+[[nodiscard]] std::string confirmation_control_rule();
+
 [[nodiscard]] ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& options,
-                                                  const ConfirmArms& arms, int attempt,
-                                                  std::span<const std::uint64_t> block_seeds);
+                                                  const ConfirmArms& arms,
+                                                  const AttemptLayout& layout);
 
 }  // namespace moetune::tune

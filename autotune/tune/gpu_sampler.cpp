@@ -11,6 +11,7 @@
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/moe/mx_formats.hpp"
 #include "autotune/moe/workload.hpp"
+#include "autotune/tune/served_tokens.hpp"
 
 namespace moetune::tune {
 
@@ -38,6 +39,8 @@ void GpuSampler::begin_bucket(const BucketPlan& bucket) {
   m_inputs.reset();
   m_weights.reset();
   m_M = bucket.M;
+  // A plan made by hand (no CSV row) may leave the key's token unset: its M is then the token.
+  m_token = bucket.key.token > 0 ? bucket.key.token : bucket.M;
   m_shape = bucket.shape;
   m_shape.tokens = m_M;
   // The Verifier holds the seeded weights (seconds to generate for DeepSeek shapes): keep it
@@ -81,7 +84,9 @@ Preparation GpuSampler::prepare(const TunePair& pair) {
 Verification GpuSampler::quick_check(const TunePair& pair) {
   Verification v;
   try {
-    auto const r = m_verifier->check(pair.stage1, pair.stage2, m_M, moe::RoutingSpec{}, false,
+    // Under the routing the candidate will be timed with: its timings only mean something
+    // if it computes the right thing on exactly those inputs.
+    auto const r = m_verifier->check(pair.stage1, pair.stage2, m_M, m_opt.routing, false,
                                      m_opt.tolerance);
     v.passed = r.passed;
     v.checks = 1;
@@ -101,7 +106,14 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
   Verification v;
   try {
     exec::VerifyOptions vo;
-    vo.bucket_ms = {m_M};
+    // The timed M and both ends of the range AITER serves from this bucket's row.
+    vo.bucket_ms = verification_ms(m_token, m_M);
+    auto const served = served_tokens(m_token);
+    vo.m_roles[served.lowest] = fmt::format("lowest M bucket {} serves", m_token);
+    vo.m_roles[served.highest] = fmt::format("highest M bucket {} serves", m_token);
+    if (auto& role = vo.m_roles[m_M]; role.empty()) role = "timed M";
+    else role += ", timed M";
+    vo.routing = m_opt.routing;
     vo.tolerance = m_opt.tolerance;
     // The boundary checks (M = 31 ... 257, input preservation) do not depend on the bucket:
     // a pair that passed them for this shape is not run through them again for the next M.
@@ -146,7 +158,14 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
 void GpuSampler::begin_block(const BlockSpec& block) {
   m_arms.clear();  // graphs and pipelines of the previous block
   // New inputs and weights are allocated while the old ones still exist, so they cannot
-  // land on the same addresses: the point of a block is a new placement.
+  // land on the same addresses: the point of a block is a new placement. Alone that only
+  // alternates between two placements (block 2 gets block 0's addresses back); the declared
+  // pad of random size, allocated first and held for the block, shifts every later buffer.
+  std::unique_ptr<gpu::DeviceBuffer> pad;
+  if (block.placement_pad_bytes > 0) {
+    pad = std::make_unique<gpu::DeviceBuffer>(m_device, block.placement_pad_bytes);
+  }
+  m_placement_pad = std::move(pad);
   auto const x = moe::make_activations(m_shape, block.seed);
   auto const routing =
       moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
@@ -156,6 +175,7 @@ void GpuSampler::begin_block(const BlockSpec& block) {
       m_device, m_verifier->device_weights(),
       exec::cold_weight_copies(m_device, m_shape, routing,
                                m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
+  // The arms' scratch is allocated below in the block's build order (declared, balanced).
   m_inputs = std::move(inputs);
   m_weights = std::move(weights);
 

@@ -85,12 +85,14 @@ class GpuSampler final : public Sampler {
   GpuSamplerOptions m_opt;
   moe::MoeShape m_shape;  // the bucket's, tokens = M
   std::int64_t m_M = 0;
+  std::int64_t m_token = 1;  // the bucket's token: its row serves M = token/2+1 ... token
   std::optional<jit::CompileOutcome> m_delay_unit;
   std::unique_ptr<exec::Verifier> m_verifier;  // per distinct shape (weights generated once)
   std::set<std::string> m_boundaries_passed;     // pairs whose boundary checks passed (this shape)
   gpu::Stream m_stream;
   exec::ReplayTimer m_timer;
   // Block state. Declared before m_arms so that graphs and pipelines go first on destruction.
+  std::unique_ptr<gpu::DeviceBuffer> m_placement_pad;  // BlockSpec::placement_pad_bytes
   std::unique_ptr<exec::DeviceInputs> m_inputs;
   std::unique_ptr<exec::DeviceWeights> m_weights;
   std::vector<ArmState> m_arms;

@@ -110,12 +110,14 @@ JournalIdentity journal_identity(const Provenance& p, const ProtocolOptions& opt
                       {"runtime_compiler", p.runtime_compiler},
                       {"search_space_sha256", p.search_space_sha256},
                       {"kernel_source_sha256", p.kernel_source_sha256},
+                      {"decision_code_sha256", p.decision_code_sha256},
                       {"sampler", p.sampler},
                       {"protocol", to_json(options)}};
   // The stated calibration changes no decision: a run resumed with another (or none) is the
   // same run.
   j["protocol"].erase("false_qualification_rate");
   j["protocol"].erase("calibration");
+  j["protocol"].erase("calibrated_bucket");
   JournalIdentity out;
   flatten(j, "", out);
   for (auto const& [k, v] : extra) out[k] = v;

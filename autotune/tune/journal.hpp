@@ -32,10 +32,12 @@ namespace moetune::tune {
 // min_median_reduction", "kernel_source_sha256.moe_stage1.cuh"), so a mismatch names one field.
 using JournalIdentity = std::map<std::string, std::string>;
 
-// The identity of a run: the provenance fields that change verdicts (not the command or the
-// git revision: a rebuilt tool with the same kernels, space and toolchain measures the same
-// thing), every protocol option, and `extra` (the caller's: input list and its SHA-256,
-// routing, replay model digest, ...).
+// The identity of a run: the provenance fields that change verdicts, every protocol option,
+// and `extra` (the caller's: input list and its SHA-256, routing, replay model digest, ...).
+// Not the command or the git revision: a rebuilt tool with the same kernels, space, toolchain
+// and decision code measures and decides the same thing. The decision code's digest is in:
+// verdicts of another default-configuration heuristic, gate, protocol or verifier must not be
+// mixed into one table.
 [[nodiscard]] JournalIdentity journal_identity(const Provenance& provenance,
                                                const ProtocolOptions& options,
                                                const std::map<std::string, std::string>& extra);

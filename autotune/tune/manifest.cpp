@@ -7,6 +7,7 @@ nlohmann::json to_json(const stats::GateSpec& gate) {
           {"reference_wins", gate.reference_wins},
           {"reference_pairs", gate.reference_pairs},
           {"require_every_block", gate.require_every_block},
+          {"block_share", gate.block_share},
           {"control_fraction", gate.control_fraction}};
 }
 
@@ -26,9 +27,13 @@ nlohmann::json to_json(const Manifest& m) {
                    {"order", m.order},
                    {"control", m.control},
                    {"block_seeds", m.block_seeds}};
+  nlohmann::json layouts = nlohmann::json::array();
+  for (auto const& l : m.layouts) layouts.push_back(to_json(l));
+  j["layouts"] = std::move(layouts);
   // null, not a number, when `calibrate` has not measured this design.
   j["false_qualification_rate"] =
       m.false_qualification_rate ? nlohmann::json(*m.false_qualification_rate) : nlohmann::json();
+  j["calibration"] = m.calibration;
   return j;
 }
 

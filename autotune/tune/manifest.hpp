@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/stats/gate.hpp"
+#include "autotune/tune/confirmation_layout.hpp"
 
 namespace moetune::tune {
 
@@ -31,7 +32,11 @@ struct Manifest {
   std::string order;    // in words
   std::string control;  // in words
   std::vector<std::vector<std::uint64_t>> block_seeds;  // [attempt][block]
+  // [attempt]: build order, placement pad and sample order of every block, the re-measure's
+  // included (confirmation_layout.hpp).
+  std::vector<AttemptLayout> layouts;
   std::optional<double> false_qualification_rate;
+  std::string calibration;  // where the rate comes from, or why there is none
 };
 
 [[nodiscard]] nlohmann::json to_json(const Manifest& manifest);

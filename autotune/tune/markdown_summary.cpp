@@ -46,15 +46,21 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
   std::string out = fmt::format(
       "# moe-tune: {} on {} ({} CUs)\n\n"
       "Gate, declared before confirmation: median paired reduction ≥ {:.2f}% and wins ≥ {}/{} "
-      "(the one-sided level of {}/{}){}. {} blocks × {} alternating pairs, fresh buffers and "
-      "graphs per block; identical-kernel control in the same blocks. ",
+      "(the one-sided level of {}/{}){}, against the baseline and against the identical-kernel "
+      "control. {} blocks × {} rounds, fresh buffers, graphs and a random placement pad per "
+      "block; arm build order and sample order randomized and balanced (declared in each "
+      "manifest); the control is timed in the same rounds. ",
       prov.sampler == "replay" ? "replayed samples (not a measurement)" : "tuning run",
       prov.device.empty() ? prov.arch : prov.device, prov.cu_num, 100 * opt.gate.min_median_reduction,
       stats::required_wins(opt.gate, pairs), pairs, opt.gate.reference_wins,
-      opt.gate.reference_pairs, opt.gate.require_every_block ? ", gain in every block" : "",
+      opt.gate.reference_pairs,
+      opt.gate.require_every_block
+          ? fmt::format(", every block's median ≥ {:g} × the threshold", opt.gate.block_share)
+          : std::string(),
       opt.confirm_blocks, opt.pairs_per_block);
   out += opt.false_qualification_rate
-             ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}% ({}).\n\n",
+             ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}% ({}); "
+                           "stated for that bucket only.\n\n",
                            100 * *opt.false_qualification_rate, opt.calibration)
              : std::string("False-qualification rate of this design: not calibrated.\n\n");
   out += "The reduction is the median paired gain, so it need not equal the ratio of the two "

@@ -5,10 +5,21 @@
 #include <optional>
 #include <string>
 
+#include "autotune/moe/moe_shape.hpp"
 #include "autotune/stats/gate.hpp"
 #include "autotune/tune/sampler.hpp"
 
 namespace moetune::tune {
+
+// The workload a calibration was measured on: its false-qualification rate is stated for a
+// bucket of exactly this shape, M and baseline pair, and for no other.
+struct CalibrationScope {
+  moe::MoeShape shape;  // tokens ignored
+  std::int64_t M = 0;
+  std::string baseline;  // TunePair::name()
+  [[nodiscard]] bool matches(const BucketPlan& bucket) const;
+  [[nodiscard]] std::string describe() const;  // "H=5120 I=640 E=384 topk=6 a16w4 at M=8, baseline ..."
+};
 
 struct ProtocolOptions {
   // Screen: a few samples per candidate, median; drop those slower than the best by more
@@ -19,9 +30,12 @@ struct ProtocolOptions {
   int finalists = 3;
   // Select: finalists and the baseline interleaved in rounds, on their own block.
   int select_rounds = 9;
-  // Confirm: blocks x pairs, each block fresh buffers and graphs (4 x 8 = 32 pairs).
-  int confirm_blocks = 4;
-  int pairs_per_block = 8;
+  // Confirm: blocks x rounds, each block fresh buffers and graphs, each round the baseline,
+  // the candidate and the control once (6 x 6 = 36 pairs). Six, because the three arms have
+  // six orders: six blocks build the arms in each order once, six rounds sample them in each
+  // order once (confirmation_layout.hpp).
+  int confirm_blocks = 6;
+  int pairs_per_block = 6;
   int control_remeasures = 1;  // measure the bucket again this many times if the control fails
   // Isolated stage times of the qualified pair (us1, us2): samples per stage.
   int stage_time_samples = 15;
@@ -32,6 +46,8 @@ struct ProtocolOptions {
   std::optional<double> false_qualification_rate;
   // Where that rate comes from (tune --calibration FILE: CalibrationRecord::describe()).
   std::string calibration;
+  // The bucket the rate was measured for: other buckets state no rate (the manifest says why).
+  std::optional<CalibrationScope> calibration_scope;
 };
 
 // The seed of one block's inputs: a pure function of the run seed and the block's place, so

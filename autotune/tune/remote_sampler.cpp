@@ -174,13 +174,23 @@ json RemoteSampler::call(const std::string& method, json params, Seconds limit,
 }
 
 void RemoteSampler::begin_bucket(const BucketPlan& bucket) {
-  // Sent with the next call (see the header): a set-up failure becomes the baseline's.
   m_bucket = wire::to_json(bucket);
   m_bucket_sent = false;
   m_block.reset();
   m_block_sent = false;
   m_failed_arms.clear();
   m_last_us.clear();
+  // Set up now, not with the next call: a failure here (weights that do not fit, a worker
+  // that cannot start or dies setting up) is the bucket's set-up failure, which the protocol
+  // turns into setup_failed (not journaled, retried by --resume) — sent lazily it would be
+  // blamed on whatever ran first, the baseline. After a worker is replaced later, the bucket
+  // is sent again with the next call, as before.
+  try {
+    ensure_worker("the bucket's set-up");
+  } catch (const SamplerError& e) {
+    throw Error(fmt::format("setting up bucket token={} in a worker failed: {}",
+                            bucket.key.token, e.what()));
+  }
 }
 
 Preparation RemoteSampler::prepare(const TunePair& pair) {

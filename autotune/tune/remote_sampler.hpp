@@ -19,9 +19,11 @@
 // A failure of the baseline (or of its control copy) propagates as today: the bucket's
 // baseline failure.
 //
-// begin_bucket is sent lazily, with the next call: a worker that dies while setting a
-// bucket up (weights, the verifier) then fails the baseline's prepare, which the tuner
-// records as the bucket's baseline failure instead of ending the run.
+// begin_bucket sets the bucket up in the worker at once: a worker that cannot start or dies
+// while setting a bucket up (weights, the verifier) throws moetune::Error from begin_bucket,
+// which the tuner records as the bucket's set-up failure (setup_failed: not journaled, the run
+// goes on, --resume retries it). A worker replaced later gets the bucket again with the next
+// call.
 #include <chrono>
 #include <map>
 #include <memory>

@@ -40,6 +40,7 @@ ReplayModel replay_model_from_json(const nlohmann::json& j) {
   m.noise = j.value("noise", m.noise);
   m.block_sd = j.value("block_sd", m.block_sd);
   m.arm_bias = j.value("arm_bias", m.arm_bias);
+  m.build_order_bias = j.value("build_order_bias", m.build_order_bias);
   m.stage1_fraction = j.value("stage1_fraction", m.stage1_fraction);
   if (j.contains("confirm_block_bias")) {
     for (auto const& [pair, blocks] : j.at("confirm_block_bias").items()) {
@@ -234,8 +235,10 @@ void ReplaySampler::begin_block(const BlockSpec& block) {
   m_in_block = true;
   // Fresh placement for every arm of the new block.
   m_block_offset.clear();
-  for (auto const& arm : block.arms) {
-    m_block_offset[arm.label] = m_model.block_sd * normal();
+  for (std::size_t i = 0; i < block.arms.size(); ++i) {
+    double offset = m_model.block_sd * normal();
+    if (i < m_model.build_order_bias.size()) offset += m_model.build_order_bias[i];
+    m_block_offset[block.arms[i].label] = offset;
   }
 }
 

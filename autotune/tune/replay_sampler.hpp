@@ -28,6 +28,10 @@ struct ReplayModel {
   // By arm label: a constant relative offset in every block (+0.02 = 2 % slower) — what a
   // control built unlike the comparison would show.
   std::map<std::string, double> arm_bias;
+  // By build position within a block (0 = built first): a relative offset of whichever arm
+  // was built there — an allocation-order placement effect, which a design that always builds
+  // the arms in the same order turns into a bias of one arm.
+  std::vector<double> build_order_bias;
   // By pair name, then confirmation block index: a relative offset in that block only
   // (a pipeline faster on average but slower in one block).
   std::map<std::string, std::map<int, double>> confirm_block_bias;

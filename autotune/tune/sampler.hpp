@@ -70,7 +70,10 @@ struct BlockSpec {
   int attempt = 0;  // confirmation: 0, or 1 for the one re-measure after a failed control
   int index = 0;    // block index within the phase (and attempt)
   std::uint64_t seed = 0;  // inputs for this block
-  std::vector<Arm> arms;
+  // Bytes allocated (and held for the block) before its inputs and weights, so that fresh
+  // buffers of consecutive blocks do not land on the same addresses (confirmation_layout.hpp).
+  std::uint64_t placement_pad_bytes = 0;
+  std::vector<Arm> arms;  // built in this order
   std::vector<TimedUnit> units{TimedUnit::full};  // the units that will be sampled
 };
 
@@ -116,12 +119,15 @@ class Sampler {
   virtual void begin_bucket(const BucketPlan& bucket) = 0;
   // Compile and load; never throws for a candidate's own failure.
   [[nodiscard]] virtual Preparation prepare(const TunePair& pair) = 0;
-  // One run at the bucket's own M against the reference (sort, NaN-sentinel coverage, y and
-  // the intermediate): every candidate passes this before it is timed at all, so a wrong
-  // result never reaches screening. Cheap: one launch per candidate.
+  // One run at the bucket's own M, under the routing the run times with, against the
+  // reference (sort, NaN-sentinel coverage, y and the intermediate): every candidate passes
+  // this before it is timed at all, so a wrong result never reaches screening. Cheap: one
+  // launch per candidate.
   [[nodiscard]] virtual Verification quick_check(const TunePair& pair) = 0;
-  // All the correctness gates of DESIGN.md §2 for `pair` (boundary M, concentrated routing,
-  // input preservation, changed-input graph replay), plus its output's distance from
+  // All the correctness gates of DESIGN.md §2 for `pair` (boundary M; the timed M and both
+  // ends of the range the bucket's row serves, token/2+1 and token (served_tokens.hpp), each
+  // under uniform, concentrated and the run's routing; input preservation; changed-input
+  // graph replay), plus its output's distance from
   // `baseline`'s: the baseline and every finalist pass this before selection.
   [[nodiscard]] virtual Verification verify(const TunePair& pair, const TunePair& baseline) = 0;
   // Drops every previous block's buffers and graphs, allocates fresh inputs and weights,

@@ -206,6 +206,7 @@ json to_json(const BlockSpec& block) {
           {"attempt", block.attempt},
           {"index", block.index},
           {"seed", block.seed},
+          {"placement_pad_bytes", block.placement_pad_bytes},
           {"arms", std::move(arms)},
           {"units", std::move(units)}};
 }
@@ -216,6 +217,7 @@ BlockSpec block_from_json(const json& j) {
   b.attempt = j.at("attempt").get<int>();
   b.index = j.at("index").get<int>();
   b.seed = j.at("seed").get<std::uint64_t>();
+  b.placement_pad_bytes = j.at("placement_pad_bytes").get<std::uint64_t>();
   for (auto const& a : j.at("arms")) {
     Arm arm{a.at("label").get<std::string>(), pair_from_json(a.at("pair")), std::nullopt};
     if (a.contains("delay_ns")) arm.delay_ns = a.at("delay_ns").get<std::uint64_t>();

@@ -38,14 +38,20 @@ nlohmann::json to_json(const stats::PairedSummary& s) {
 }
 
 nlohmann::json to_json(const ConfirmAttempt& a) {
-  nlohmann::json cmp = nlohmann::json::array(), ctl = nlohmann::json::array();
+  nlohmann::json cmp = nlohmann::json::array(), ctl = nlohmann::json::array(),
+                 vsc = nlohmann::json::array();
   for (auto const& s : a.comparison) cmp.push_back(to_json(s));
   for (auto const& s : a.control) ctl.push_back(to_json(s));
+  for (auto const& s : a.versus_control) vsc.push_back(to_json(s));
   return {{"attempt", a.attempt},
+          {"layout", to_json(a.layout)},
           {"comparison", {{"samples", cmp}, {"summary", to_json(a.comparison_summary)}}},
+          {"versus_control", {{"samples", vsc}, {"summary", to_json(a.versus_control_summary)}}},
           {"gate", {{"passed", a.gate.passed},
                     {"required_wins", a.gate.required_wins},
-                    {"reasons", a.gate.reasons}}},
+                    {"reasons", a.gate.reasons},
+                    {"vs_baseline_passed", a.gate_vs_baseline.passed},
+                    {"vs_control_passed", a.gate_vs_control.passed}}},
           {"control", {{"samples", ctl},
                        {"summary", to_json(a.control_summary)},
                        {"passed", a.control_verdict.passed},
@@ -63,11 +69,14 @@ nlohmann::json to_json(const ProtocolOptions& o) {
           {"confirm_blocks", o.confirm_blocks},
           {"pairs_per_block", o.pairs_per_block},
           {"control_remeasures", o.control_remeasures},
+          {"order_design", kConfirmationOrderDesign},
           {"stage_time_samples", o.stage_time_samples},
           {"gate", to_json(o.gate)},
           {"seed", o.seed},
           {"false_qualification_rate", opt_json(o.false_qualification_rate)},
-          {"calibration", o.calibration}};
+          {"calibration", o.calibration},
+          {"calibrated_bucket", o.calibration_scope ? nlohmann::json(o.calibration_scope->describe())
+                                                    : nlohmann::json()}};
 }
 
 nlohmann::json to_json(const BucketResult& b) {
@@ -139,6 +148,7 @@ nlohmann::json tune_report_json(std::span<const BucketResult> buckets,
                           {"driver", p.driver},
                           {"runtime_compiler", p.runtime_compiler},
                           {"git_revision", p.git_revision},
+                          {"decision_code_sha256", p.decision_code_sha256},
                           {"command", p.command},
                           {"search_space", p.search_space},
                           {"search_space_sha256", p.search_space_sha256},

@@ -25,6 +25,9 @@ struct Provenance {
   std::string driver;
   std::string runtime_compiler;   // identity and version
   std::string git_revision;
+  // SHA-256 over the sources of the code that decides a verdict (default configuration,
+  // statistics and gate, protocol, verifier, reference): cmake/decision_code_digest.cmake.
+  std::string decision_code_sha256;
   std::string command;            // the exact command that reproduces the run
   std::string search_space;       // path
   std::string search_space_sha256;

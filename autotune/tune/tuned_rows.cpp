@@ -1,19 +1,27 @@
 #include "autotune/tune/tuned_rows.hpp"
 
+#include <algorithm>
+
 #include "autotune/io/fmoe_writer.hpp"
 #include "autotune/io/number_format.hpp"
 #include "autotune/moe/moe_shape.hpp"
 
 namespace moetune::tune {
 
+io::FmoeKey tuned_row_key(const io::FmoeKey& untuned, const RowContext& ctx) {
+  io::FmoeKey key = untuned;
+  key.gfx = ctx.gfx;
+  key.cu_num = ctx.cu_num;
+  if (!ctx.tag.empty()) key.tag = ctx.tag;
+  return key;
+}
+
 std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ctx) {
   if (!b.qualified || !b.winner || !b.stage1_us || !b.stage2_us) return std::nullopt;
   auto const& rec = b.pairs.at(*b.winner);
   auto const& pair = rec.pair;
   io::FmoeRow row;
-  row.key = b.key;
-  row.key.gfx = ctx.gfx;
-  row.key.cu_num = ctx.cu_num;
+  row.key = tuned_row_key(b.key, ctx);
   io::TunedResult t;
   t.block_m = pair.stage1.block_m;  // shared by both stages (the sort granularity)
   t.ksplit = pair.stage2.ksplit > 1 ? pair.stage2.ksplit : 0;  // AITER writes 0 for none
@@ -50,11 +58,21 @@ std::vector<io::FmoeRow> tuned_rows(std::span<const BucketResult> buckets,
   return rows;
 }
 
-std::size_t write_tuned_rows(const std::filesystem::path& file,
-                             std::span<const io::FmoeRow> rows) {
-  // Nothing qualified: the file is not touched (not even created with a bare header).
-  if (rows.empty()) return 0;
-  return io::merge_rows_into_file(file, rows, io::FmoeFileKind::tuned);
+TunedRowsWritten write_tuned_rows(const std::filesystem::path& file,
+                                  std::span<const io::FmoeRow> rows,
+                                  std::span<const RowWithdrawal> withdrawals) {
+  std::vector<io::FmoeKey> keys;
+  for (auto const& w : withdrawals) keys.push_back(w.key);
+  auto const update = io::update_rows_in_file(file, rows, keys, io::FmoeFileKind::tuned);
+  TunedRowsWritten out;
+  out.replaced = update.replaced;
+  for (auto const& removed : update.removed) {
+    auto const w = std::find_if(withdrawals.begin(), withdrawals.end(),
+                                [&](const RowWithdrawal& x) { return x.key == removed.key; });
+    out.withdrawn.push_back({file, removed.line, removed.raw, removed.key.describe(),
+                             w == withdrawals.end() ? std::string() : w->reason});
+  }
+  return out;
 }
 
 }  // namespace moetune::tune

@@ -48,6 +48,13 @@ else
   fail "no tuned CSV at $work/t.csv"
 fi
 
+# Every replayed row is tagged: `_tag` (the last column of AITER's newest header) = replay.
+if [[ -f $work/t.csv ]]; then
+  untagged=$(tail -n +2 "$work/t.csv" | grep -vc ',replay$')
+  [[ $untagged -eq 0 ]] && ok "every replayed row carries _tag=replay" ||
+    fail "$untagged replayed row(s) without _tag=replay"
+fi
+
 # The report: marked as a replay, one bucket per list row, one outcome per plan candidate.
 if grep -q '"sampler": "replay"' "$report"; then ok "report says sampler replay"; else fail "report lacks \"sampler\": \"replay\""; fi
 n_buckets=$(grep -c '^      "token": ' "$report")
@@ -92,12 +99,90 @@ else
   ok "tune --replay without -o refused -> $rc"
 fi
 
+# A replay never writes under results/ (the repository's, or ./results): -o, --report and
+# --journal are resolved first (.., symlinks) and refused before anything is written.
+cd "$work" || exit 1
+guard=replay_guard_$$
+ln -s "$source_dir/results" "$work/results_link"
+mkdir -p "$work/x"
+refused_replay() {  # DESCRIPTION PATHS-THAT-MUST-NOT-EXIST -- TUNE-ARGS...
+  local what=$1; shift
+  local -a must_not_exist=()
+  while [[ $1 != -- ]]; do must_not_exist+=("$1"); shift; done; shift
+  local out rc leaked=0
+  out=$("$moe_tune" tune --replay "$model" --space "$space" -i "$list" --cache-dir "$work/cache" \
+    -j 2 "$@" 2>&1)
+  rc=$?
+  for p in "${must_not_exist[@]}"; do
+    if [[ -e $p ]]; then leaked=1; rm -rf -- "$p"; fi  # never leave a test file in the repo
+  done
+  if [[ $rc -ne 0 && $leaked -eq 0 ]] && grep -q 'a replayed run never writes under .*results' <<<"$out"; then
+    ok "$what refused -> $rc, nothing written"
+  else
+    fail "$what: exit $rc, wrote files: $leaked"; echo "$out" | tail -3
+  fi
+}
+refused_replay "-o into <repo>/results via .." "$source_dir/results/$guard.csv" \
+  "$source_dir/results/${guard}_replay_report" -- -o "$source_dir/shapes/../results/$guard.csv"
+refused_replay "-o through a symlink to <repo>/results" "$source_dir/results/$guard.csv" \
+  "$source_dir/results/${guard}_replay_report" -- -o "$work/x/../results_link/$guard.csv"
+refused_replay "--report inside <repo>/results" "$work/g.csv" "$source_dir/results/$guard" -- \
+  -o "$work/g.csv" --report "$source_dir/results/../results/$guard"
+refused_replay "--journal inside <repo>/results" "$work/g.csv" "$work/g_replay_report" \
+  "$source_dir/results/$guard.jsonl" -- -o "$work/g.csv" --journal "$work/results_link/$guard.jsonl"
+refused_replay "-o ./x/../results/ (the measurement default)" "$work/results" -- \
+  -o ./x/../results/t.csv
+
+# A re-tune in which the token-16 bucket no longer qualifies (its 3 % faster pipeline gone from
+# the model) withdraws that bucket's old row and says so; the other lines stay byte for byte.
+sed '/: 97.0,$/d' "$model" >"$work/model_noq.json"
+cmp -s "$model" "$work/model_noq.json" && fail "could not derive the non-qualifying model"
+row16=$(grep ',16,1024,256,32,4,' "$work/t.csv")
+other=${row16/sm_90,132,/sm_90,114,}  # the same bucket on another machine: an unrelated key
+{ head -1 "$work/t.csv"; echo "$other"; echo "$row16"; printf '%s' "$other" | sed 's/,16,1024,/,32,1024,/'; } >"$work/w.csv"
+expected=$(grep -vxF -- "$row16" "$work/w.csv")
+"$moe_tune" tune --replay "$work/model_noq.json" -o "$work/w.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 >"$work/out_w.txt" 2>&1 || fail "re-tune exited $?"
+if [[ "$(cat "$work/w.csv")" == "$expected" ]] && [[ $(tail -c 1 "$work/w.csv" | od -An -c) != *'\n'* ]]; then
+  ok "re-tune withdrew the token-16 row; the other lines byte for byte (no final newline added)"
+else
+  fail "re-tune: w.csv is not the old table less the token-16 row"; diff <(echo "$expected") "$work/w.csv"
+fi
+grep -qF "withdrawn: $work/w.csv:3: $row16 (" "$work/out_w.txt" || fail "the withdrawal was not printed"
+grep -qF "\"row\": \"$row16\"" "$work/w_replay_report/report.json" ||
+  fail "report.json has no withdrawn_rows entry with the removed line"
+grep -q '"withdrawn_rows": \[' "$work/w_replay_report/report.json" || fail "report.json lacks withdrawn_rows"
+grep -qF "## Withdrawn rows" "$work/w_replay_report/summary.md" &&
+  grep -qF "\`$row16\`" "$work/w_replay_report/summary.md" || fail "summary.md does not list the withdrawn row"
+# When the last row goes, the header stays.
+{ head -1 "$work/t.csv"; echo "$row16"; } >"$work/w1.csv"
+"$moe_tune" tune --replay "$work/model_noq.json" -o "$work/w1.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 >/dev/null 2>&1 || fail "re-tune of a one-row table exited $?"
+if [[ "$(cat "$work/w1.csv")" == "$(head -1 "$work/t.csv")" ]]; then
+  ok "every row withdrawn: the header stays"
+else
+  fail "every row withdrawn: the table is not its header"; cat "$work/w1.csv"
+fi
+# A table of an older layout (no _tag column) cannot hold replayed rows: refused up front.
+printf '%s\n' "$(head -1 "$work/t.csv" | sed 's/,_tag$//')" >"$work/old.csv"
+out=$("$moe_tune" tune --replay "$model" -o "$work/old.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 2>&1)
+rc=$?
+if [[ $rc -ne 0 ]] && grep -qF "$work/old.csv:1: the table has no '_tag' column" <<<"$out" &&
+   [[ ! -e $work/old_replay_report ]]; then
+  ok "a table without _tag refused before the run -> $rc"
+else
+  fail "a table without _tag: exit $rc"; echo "$out" | tail -3
+fi
+
 # --calibration: calibrate's measured null-case rate is stated in the summary and the report;
 # a file measured for another design is refused before anything is timed.
 cd "$work" || exit 1
 # (calibrate exits 1 here: 20 null trials and no power case cannot meet its own targets; the
 # JSON it writes is what --calibration reads.)
-"$moe_tune" calibrate --replay "$model" --trials 20 --power-trials 0 --json "$work/cal.json" >/dev/null 2>&1
+# Calibrated on the token-16 bucket's own workload (shape, M and default baseline).
+"$moe_tune" calibrate --replay "$model" --shape 1024,256,32,4 --m 16 --trials 20 --power-trials 0 \
+  --json "$work/cal.json" >/dev/null 2>&1
 [[ -f $work/cal.json ]] || fail "calibrate --replay wrote no calibration file"
 "$moe_tune" tune --replay "$model" -o "$work/c.csv" --space "$space" -i "$list" \
   --cache-dir "$work/cache" -j 2 --calibration "$work/cal.json" >"$work/out_cal.txt" 2>&1 ||
@@ -109,13 +194,31 @@ if grep -q "Calibrated false-qualification rate of this design: 0.0% (0/20 null 
 else
   fail "tune --calibration: no calibrated rate in the summary/report"; grep -i calibrat "$work/c_replay_report/summary.md"
 fi
+# The rate is stated in the calibrated bucket's manifest only; the other bucket says why not.
+manifests=$(grep -l '"false_qualification_rate": 0.0' "$work"/c_replay_report/manifest_line*.json 2>/dev/null | wc -l)
+if [[ $manifests -eq 1 ]] && grep -q 'M=16' "$work/c_replay_report/manifest_line2.json"; then
+  ok "tune --calibration: the rate is stated for the calibrated bucket only"
+else
+  fail "tune --calibration: $manifests manifest(s) state the rate"
+fi
+# A calibration of another M is no bucket of the run: refused before anything is timed.
+"$moe_tune" calibrate --replay "$model" --shape 1024,256,32,4 --m 3 --trials 5 --power-trials 0 \
+  --json "$work/cal_m3.json" >/dev/null 2>&1
+out=$("$moe_tune" tune --replay "$model" -o "$work/e.csv" --space "$space" -i "$list" \
+  --cache-dir "$work/cache" -j 2 --calibration "$work/cal_m3.json" 2>&1)
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "no bucket of this run" <<<"$out" && [[ ! -e $work/e.csv ]]; then
+  ok "tune --calibration of another M refused -> $rc"
+else
+  fail "tune --calibration of another M: rc $rc"; echo "$out" | tail -3
+fi
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['protocol']['pairs_per_block']=10; json.dump(d,open(sys.argv[2],'w'))" \
   "$work/cal.json" "$work/cal_other.json" 2>/dev/null ||
-  sed 's/"pairs_per_block": *8/"pairs_per_block": 10/' "$work/cal.json" >"$work/cal_other.json"
+  sed 's/"pairs_per_block": *6/"pairs_per_block": 10/' "$work/cal.json" >"$work/cal_other.json"
 out=$("$moe_tune" tune --replay "$model" -o "$work/d.csv" --space "$space" -i "$list" \
   --cache-dir "$work/cache" -j 2 --calibration "$work/cal_other.json" 2>&1)
 rc=$?
-if [[ $rc -ne 0 ]] && grep -q "pairs_per_block: calibrated 10, this run 8" <<<"$out" && [[ ! -e $work/d.csv ]]; then
+if [[ $rc -ne 0 ]] && grep -q "pairs_per_block: calibrated 10, this run 6" <<<"$out" && [[ ! -e $work/d.csv ]]; then
   ok "tune --calibration of another design refused -> $rc"
 else
   fail "tune --calibration of another design: rc $rc"; echo "$out" | tail -3

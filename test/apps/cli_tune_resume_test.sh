@@ -112,7 +112,71 @@ grep -q "\"buckets_from_journal\": $decided" "$report" || fail "report.json does
 [[ $(grep -cE '^\| [0-9]+ \|' "$work/r_replay_report/summary.md") -eq $buckets ]] ||
   fail "summary.md lacks bucket lines"
 
-# 5. A fresh run (no --resume) keeps the old journal as .prev and starts a new one.
+# 5. Rows only from qualified decisions: a complete journal, edited, then resumed into a copy
+# of the uninterrupted run's table (which holds the token-16 row). Each edit must cost the row
+# (withdrawn from the table) with a warning naming the journal file and line.
+line16=$(grep -n '"key":"[^"]*token=16 ' "$journal" | cut -d: -f1)
+row16=$(grep ',16,1024,256,32,4,' "$work/full.csv")
+edited_resume() {  # NAME SED-SCRIPT WARNING-TEXT
+  local name=$1 script=$2 warning=$3 dir=$work/$1
+  mkdir -p "$dir"
+  sed "${line16}s/$script/" "$journal" >"$dir/journal.jsonl"
+  if cmp -s "$journal" "$dir/journal.jsonl"; then
+    fail "$name: the edit did not change the journal (the check would be vacuous)"; return
+  fi
+  cp "$work/full.csv" "$dir.csv"
+  "$moe_tune" tune "${common[@]}" -o "$dir.csv" --report "$dir" --resume >"$dir.txt" 2>&1 ||
+    { fail "$name: resumed run exited $?"; tail -5 "$dir.txt"; return; }
+  if ! grep -qF "warning: $dir/journal.jsonl:$line16: bucket " "$dir.txt" ||
+     ! grep -qF -- "$warning" "$dir.txt"; then
+    fail "$name: no warning naming $dir/journal.jsonl:$line16 ($warning)"; grep warning "$dir.txt"
+  elif grep -qF -- "$row16" "$dir.csv"; then
+    fail "$name: the token-16 row is still in the table"
+  elif ! grep -qF "\"row\": \"$row16\"" "$dir/report.json"; then
+    fail "$name: report.json does not list the withdrawn row"
+  else
+    ok "$name: no row, the old one withdrawn, warning names journal line $line16"
+  fi
+}
+if [[ -n $line16 && -n $row16 ]]; then
+  edited_resume verdict_edited '"qualified":true,"report"/"qualified":false,"report"' \
+    "it carries a row but its verdict is not qualified"
+  edited_resume report_not_qualified '"qualified":true,"shape"/"qualified":false,"shape"' \
+    "its report's verdict is not qualified"
+  edited_resume other_machine_row '\\nsm_90,132,16,/\\nsm_90,133,16,' \
+    "is not this bucket's on this machine"
+else
+  fail "no token-16 line in the journal or row in full.csv"
+fi
+
+# 6. The journal identity covers the decision code: a journal written by other decision code
+# is refused, naming decision_code_sha256, before anything is written.
+# The digest is the documented one (docs/tuning.md): `sha256sum FILES | sha256sum` at the root.
+decision_code=$(cd "$source_dir" && sha256sum autotune/search/default_config.cpp \
+  $(LC_ALL=C ls autotune/stats/*.cpp) autotune/tune/bucket_tuner.cpp autotune/tune/confirmation.cpp \
+  autotune/tune/confirmation_layout.cpp autotune/tune/served_tokens.cpp \
+  autotune/tune/candidate_pairs.cpp autotune/tune/calibration.cpp autotune/exec/verifier.cpp \
+  autotune/moe/compare.cpp autotune/moe/reference.cpp | sha256sum | cut -d' ' -f1)
+if head -1 "$journal" | grep -q "\"decision_code_sha256\":\"$decision_code\"" &&
+   grep -q "\"decision_code_sha256\": \"$decision_code\"" "$work/r_replay_report/report.json"; then
+  ok "journal identity and report provenance carry the decision code's SHA-256"
+else
+  fail "decision_code_sha256 is not $decision_code in the journal header and report.json"
+fi
+mkdir -p "$work/other_code"
+sed -E '1s/"decision_code_sha256":"[0-9a-f]{64}"/"decision_code_sha256":"'"$(printf '0%.0s' {1..64})"'"/' \
+  "$journal" >"$work/other_code/journal.jsonl"
+cmp -s "$journal" "$work/other_code/journal.jsonl" && fail "the journal header has no decision_code_sha256"
+out=$("$moe_tune" tune "${common[@]}" -o "$work/other_code.csv" --report "$work/other_code" --resume 2>&1)
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "decision_code_sha256: the journal has '0\{64\}', this run '[0-9a-f]\{64\}'" <<<"$out" &&
+   [[ ! -e $work/other_code.csv && ! -e $work/other_code/report.json ]]; then
+  ok "a journal of other decision code refused -> $rc, naming decision_code_sha256"
+else
+  fail "a journal of other decision code: exit $rc"; echo "$out" | tail -5
+fi
+
+# 7. A fresh run (no --resume) keeps the old journal as .prev and starts a new one.
 "$moe_tune" tune "${common[@]}" -o "$work/r.csv" >"$work/fresh.txt" 2>&1 || fail "fresh rerun exited $?"
 if [[ -f $journal.prev ]] && grep -q 'kept as' "$work/fresh.txt"; then
   ok "a run without --resume kept the old journal as journal.jsonl.prev"

@@ -115,6 +115,51 @@ TEST_CASE("writer: replacing a row keeps the others' text and the row's position
   CHECK(out.starts_with(std::string(tuned_header) + "\n" + tuned_row(4) + "\ngfx950,256,8,"));
 }
 
+TEST_CASE("writer: removing rows keeps every other line byte for byte", "[io]") {
+  auto const dir = moetune::test::scratch_dir("w_remove");
+  // A short last row without a final newline: the untouched lines must survive as they are.
+  std::string const full16 = tuned_row(16);
+  std::string const short16 = full16.substr(0, full16.size() - 1);
+  std::string const text = std::string(tuned_header) + "\n" + tuned_row(4) + "\n" + tuned_row(8) +
+                           "\n" + short16;
+  auto const path = write_text(dir, "t.csv", text);
+  auto const key = [&](std::int64_t token) { return new_tuned_row(token).key; };
+
+  SECTION("a removed row comes back with its line and text; the rest is unchanged") {
+    auto const update = update_rows_in_file(path, {}, std::vector{key(8), key(64)},
+                                            FmoeFileKind::tuned);
+    REQUIRE(update.removed.size() == 1);  // token 64 is not in the file
+    CHECK(update.removed[0].line == 3);
+    CHECK(update.removed[0].raw == tuned_row(8));
+    CHECK(read_file(path) == std::string(tuned_header) + "\n" + tuned_row(4) + "\n" + short16);
+  }
+  SECTION("when every row goes the header stays") {
+    auto const update = update_rows_in_file(path, {}, std::vector{key(4), key(8), key(16)},
+                                            FmoeFileKind::tuned);
+    CHECK(update.removed.size() == 3);
+    CHECK(read_file(path) == std::string(tuned_header));
+  }
+  SECTION("a key that also gets a new row is replaced in place, not removed") {
+    auto const update = update_rows_in_file(path, std::vector{new_tuned_row(8)},
+                                            std::vector{key(8)}, FmoeFileKind::tuned);
+    CHECK(update.removed.empty());
+    CHECK(update.replaced == 1);
+    auto const table = read_fmoe_table(path);
+    REQUIRE(table.rows().size() == 3);
+    CHECK(table.rows()[1].key.token == 8);
+    CHECK(table.rows()[1].tuned->block_m == 16);
+  }
+  SECTION("nothing to remove: the file is not rewritten, a missing file not created") {
+    auto const before = std::filesystem::last_write_time(path);
+    CHECK(update_rows_in_file(path, {}, std::vector{key(64)}, FmoeFileKind::tuned).removed.empty());
+    CHECK(std::filesystem::last_write_time(path) == before);
+    CHECK(read_file(path) == text);
+    auto const absent = dir / "absent.csv";
+    CHECK(update_rows_in_file(absent, {}, std::vector{key(8)}, FmoeFileKind::tuned).removed.empty());
+    CHECK_FALSE(std::filesystem::exists(absent));
+  }
+}
+
 TEST_CASE("writer: appending to an older layout keeps its column order", "[io]") {
   auto const dir = moetune::test::scratch_dir("w_old");
   std::string const old_row =

@@ -16,9 +16,8 @@ using moetune::test::quiet_model;
 
 namespace {
 
-// The calibrate default: the backbone timed at M=1 (in the token-8 bucket: with token 1 GCC 12
-// reports a false -Warray-bounds inside the inlined fixture).
-tune::BucketPlan decode_bucket() { return make_bucket(8, 1, 1); }
+// The calibrate default: the backbone timed at M=8.
+tune::BucketPlan decode_bucket() { return make_bucket(8, 8, 1); }
 
 tune::CalibrationOptions options(int null_trials, int power_trials,
                                  std::vector<double> slowdowns) {
@@ -42,20 +41,36 @@ TEST_CASE("calibrate: the null case of a quiet, unbiased model never qualifies",
   REQUIRE(null.trials.size() == 40);
   CHECK(null.qualified() == 0);
   CHECK(null.interval().upper == Approx(1 - std::pow(0.025, 1.0 / 40)).epsilon(1e-6));
-  // Every trial is a full confirmation: 4 blocks x 8 pairs, each trial on blocks of its own.
+  // Every trial is a full confirmation: 6 blocks x 6 rounds, each trial on blocks of its own.
   std::set<std::uint64_t> seeds;
   for (auto const& t : null.trials) {
-    CHECK(t.pairs == 32);
-    CHECK(t.block_median_reductions.size() == 4);
+    CHECK(t.pairs == 36);
+    CHECK(t.block_median_reductions.size() == 6);
+    CHECK(t.rounds.size() == 36);
     for (auto s : t.first_block_seeds) seeds.insert(s);
   }
-  CHECK(seeds.size() == 40 * 4);
-  // The arms are the baseline three times, separately built, as in a real confirmation.
+  CHECK(seeds.size() == 40 * 6);
+  // The arms are the baseline three times, separately built, as in a real confirmation (in
+  // the block's declared build order).
   auto const base = tune::baseline_pair(bucket).name();
-  auto const blocks = test::count_prefix(
-      sampler.log(), "begin_block confirm 0 0 baseline=" + base + " candidate=" + base +
-                         " control=" + base);
+  int blocks = 0;
+  for (auto const& line : sampler.log()) {
+    if (line.rfind("begin_block confirm 0 0 ", 0) != 0) continue;
+    ++blocks;
+    for (auto const* label : {"baseline=", "candidate=", "control="}) {
+      CHECK(line.find(label + base) != std::string::npos);
+    }
+  }
   CHECK(blocks == 40);
+  // The null distribution of a fair, quiet model is centred on half the pairs.
+  auto const d = null.distribution(r.required_wins);
+  CHECK(d.pairs == 36);
+  CHECK(d.wins_histogram.size() == 37);
+  CHECK(d.mean_wins == Approx(18).margin(2.5));
+  CHECK(d.trials_at_required_wins == 0);
+  REQUIRE(d.median_quantiles.size() == 7);
+  CHECK(d.median_quantiles.front() <= d.median_quantiles[3]);
+  CHECK(d.median_quantiles[3] <= d.median_quantiles.back());
 }
 
 TEST_CASE("calibrate: a 3% slowdown of the baseline is found nearly every time", "[tune]") {
@@ -112,23 +127,44 @@ TEST_CASE("calibrate: a biased control is re-measured once, then blocks qualific
 
 TEST_CASE("calibrate: the verdict against the targets", "[tune]") {
   tune::ReplaySampler sampler(quiet_model(15));
-  auto const r = tune::calibrate(decode_bucket(), sampler, options(100, 100, {0.03, 0.05}));
+  auto const r = tune::calibrate(decode_bucket(), sampler, options(400, 60, {0.02, 0.05}));
   auto const v = tune::judge_targets(r, {});
   CHECK(v.false_rate_met);
+  CHECK(v.null_centred);
   CHECK(v.power_met);
   CHECK(v.met());
-  REQUIRE(v.lines.size() == 2);
+  REQUIRE(v.lines.size() == 3);
   CHECK(v.lines[0].find("MET") != std::string::npos);
+  CHECK(v.lines[1].find("CENTRED") != std::string::npos);
+  // The verdict is on the interval's upper bound: 0 of 100 is a point estimate of 0 % but an
+  // upper bound of 3.6 %, which does not meet a 1 % target.
+  tune::CalibrationResult few = r;
+  few.cases.front().trials.resize(100);
+  tune::CalibrationTargets lenient;
+  lenient.min_null_trials = 100;
+  CHECK(few.cases.front().rate() == 0.0);
+  CHECK_FALSE(tune::judge_targets(few, lenient).false_rate_met);
+  // One false qualification in 400 is an upper bound of 1.4 %: not met either.
+  tune::CalibrationResult one = r;
+  one.cases.front().trials.front().qualified = true;
+  CHECK_FALSE(tune::judge_targets(one, {}).false_rate_met);
+  // A null whose wins lean to the candidate is not centred, whatever its false rate.
+  tune::CalibrationResult leaning = r;
+  for (auto& t : leaning.cases.front().trials) t.wins = 22;
+  auto const lv = tune::judge_targets(leaning, {});
+  CHECK(lv.false_rate_met);
+  CHECK_FALSE(lv.null_centred);
+  CHECK_FALSE(lv.met());
   // Fewer null trials than the target asks for cannot meet it, whatever the rate.
   tune::CalibrationTargets strict;
-  strict.min_null_trials = 101;
+  strict.min_null_trials = 401;
   CHECK_FALSE(tune::judge_targets(r, strict).false_rate_met);
   // The power target names a slowdown that was not run: not measured, not met.
   tune::CalibrationTargets other;
-  other.power_slowdown = 0.02;
+  other.power_slowdown = 0.03;
   auto const missing = tune::judge_targets(r, other);
   CHECK_FALSE(missing.power_met);
-  CHECK(missing.lines[1].find("NOT MEASURED") != std::string::npos);
+  CHECK(missing.lines[2].find("NOT MEASURED") != std::string::npos);
 }
 
 TEST_CASE("calibrate: rejects impossible options", "[tune]") {

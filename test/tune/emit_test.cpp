@@ -50,6 +50,7 @@ Provenance provenance() {
   p.arch = "sm_90";
   p.cu_num = 132;
   p.git_revision = "abc123";
+  p.decision_code_sha256 = std::string(64, 'd');
   p.command = "moe-tune tune -i shapes/x.csv";
   p.sampler = "replay";
   p.kernel_source_sha256["kernels/moe_stage1.cuh"] = std::string(64, 'a');
@@ -84,7 +85,7 @@ TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[
 
   auto const dir = test::scratch_dir("tune_emit_rows");
   auto const file = dir / "tuned_fmoe.csv";
-  CHECK(write_tuned_rows(file, rows) == 0);
+  CHECK(write_tuned_rows(file, rows).replaced == 0);
   auto const report = io::validate_files({file});
   INFO(read_file(file));
   CHECK(report.exit_code() == 0);
@@ -100,7 +101,7 @@ TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[
   CHECK(back.key == row.key);
   CHECK(back.tuned.value() == t);
   // Writing the same rows again replaces, never duplicates.
-  CHECK(write_tuned_rows(file, rows) == 1);
+  CHECK(write_tuned_rows(file, rows).replaced == 1);
   CHECK(io::read_fmoe_table(file).rows().size() == 1);
 }
 
@@ -109,8 +110,53 @@ TEST_CASE("no qualified bucket: no file is written", "[tune]") {
   auto const rows = tuned_rows(std::span(buckets).subspan(1), RowContext{"sm_90", 132});
   CHECK(rows.empty());
   auto const file = test::scratch_dir("tune_emit_none") / "tuned_fmoe.csv";
-  CHECK(write_tuned_rows(file, rows) == 0);
+  CHECK(write_tuned_rows(file, rows).replaced == 0);
   CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("a re-tune that no longer qualifies withdraws the old row, and only that", "[tune]") {
+  auto const buckets = run_two_buckets();
+  RowContext const context{"sm_90", 132};
+  auto const rows = tuned_rows(buckets, context);
+  REQUIRE(rows.size() == 1);
+  auto const file = test::scratch_dir("tune_emit_withdraw") / "tuned_fmoe.csv";
+  // An unrelated row (another machine's) before ours; the file ends without a newline.
+  auto other = rows[0];
+  other.key.cu_num = 114;
+  (void)write_tuned_rows(file, std::vector{other, rows[0]});
+  auto const before = read_file(file);
+  auto const ours_starts = before.rfind('\n', before.size() - 2) + 1;
+  auto const header_and_other = before.substr(0, ours_starts - 1);
+  auto const ours = before.substr(ours_starts, before.size() - 1 - ours_starts);
+  std::filesystem::resize_file(file, before.size() - 1);  // drop the final newline
+
+  std::vector<RowWithdrawal> const withdrawals{
+      {tuned_row_key(buckets[0].key, context), "median reduction 0.1% below the 1% gate"},
+      {tuned_row_key(buckets[1].key, context), "control failed twice"}};  // no row in the file
+  auto const written = write_tuned_rows(file, {}, withdrawals);
+  REQUIRE(written.withdrawn.size() == 1);
+  auto const& w = written.withdrawn[0];
+  CHECK(w.file == file);
+  CHECK(w.line == 3);
+  CHECK(w.text == ours);
+  CHECK(w.key == rows[0].key.describe());
+  CHECK(w.reason == "median reduction 0.1% below the 1% gate");
+  CHECK(read_file(file) == header_and_other);  // the other row byte for byte, no newline added
+
+  auto const json = to_json(std::span<const WithdrawnRow>(written.withdrawn));
+  REQUIRE(json.size() == 1);
+  CHECK(json[0]["row"] == ours);
+  CHECK(json[0]["line"] == 3);
+  auto const md = withdrawn_rows_markdown(written.withdrawn);
+  CHECK_THAT(md, Catch::Contains("## Withdrawn rows") && Catch::Contains("`" + ours + "`") &&
+                     Catch::Contains("below the 1% gate"));
+  CHECK(withdrawn_rows_markdown({}).empty());
+  CHECK_THAT(withdrawn_rows_console(written.withdrawn),
+             Catch::StartsWith("withdrawn: " + file.string() + ":3: " + ours + " (median"));
+
+  // The last row withdrawn: the header stays.
+  (void)write_tuned_rows(file, {}, std::vector<RowWithdrawal>{{other.key, "gone"}});
+  CHECK(read_file(file) == before.substr(0, before.find('\n')));
 }
 
 TEST_CASE("the JSON report holds every outcome, sample, gate input and the manifest", "[tune]") {
@@ -120,8 +166,9 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   write_tune_report(dir / "report.json", buckets, opt, provenance());
   auto const j = nlohmann::json::parse(read_file(dir / "report.json"));
   CHECK(j["provenance"]["git_revision"] == "abc123");
+  CHECK(j["provenance"]["decision_code_sha256"] == std::string(64, 'd'));
   CHECK(j["provenance"]["cu_num"] == 132);
-  CHECK(j["protocol"]["confirm_blocks"] == 4);
+  CHECK(j["protocol"]["confirm_blocks"] == 6);
   REQUIRE(j["buckets"].size() == 2);
   auto const& b0 = j["buckets"][0];
   CHECK(b0["qualified"] == true);
@@ -131,9 +178,11 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   CHECK(b0["pipelines"][0]["screen_us"].size() == 5);
   CHECK(b0["pipelines"][0]["select_us"].size() == 9);
   REQUIRE(b0["confirmation"].size() == 1);
-  CHECK(b0["confirmation"][0]["comparison"]["samples"].size() == 32);
-  CHECK(b0["confirmation"][0]["control"]["samples"].size() == 32);
-  CHECK(b0["confirmation"][0]["gate"]["required_wins"] == stats::required_wins(opt.gate, 32));
+  CHECK(b0["confirmation"][0]["comparison"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["versus_control"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["layout"]["blocks"].size() == 6);
+  CHECK(b0["confirmation"][0]["control"]["samples"].size() == 36);
+  CHECK(b0["confirmation"][0]["gate"]["required_wins"] == stats::required_wins(opt.gate, 36));
   CHECK(b0["confirmation"][0]["control"]["passed"] == true);
   CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
   CHECK(b0["stage1_samples_us"].size() == 15);
@@ -153,9 +202,9 @@ TEST_CASE("the Markdown summary has one table line per bucket", "[tune]") {
     if (line.rfind("| ", 0) == 0) table.push_back(line);
   }
   REQUIRE(table.size() == 3);  // header + 2 buckets (the separator starts with "|-")
-  CHECK_THAT(table[0], Catch::Contains("baseline → tuned (µs)") && Catch::Contains("wins/32"));
+  CHECK_THAT(table[0], Catch::Contains("baseline → tuned (µs)") && Catch::Contains("wins/36"));
   CHECK_THAT(table[1], Catch::StartsWith("| 8 | 6 | "));
-  CHECK_THAT(table[1], Catch::Contains("/32 | pass") && Catch::Contains("qualified"));
+  CHECK_THAT(table[1], Catch::Contains("/36 | pass") && Catch::Contains("qualified"));
   auto const& s = buckets[0].attempts[0].comparison_summary;
   CHECK_THAT(table[1], Catch::Contains(fmt::format("{:.2f} → {:.2f}", s.baseline_median_us,
                                                    s.candidate_median_us)));

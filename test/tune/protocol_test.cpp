@@ -64,19 +64,25 @@ TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", 
 
   REQUIRE(r.attempts.size() == 1);
   auto const& a = r.attempts[0];
-  CHECK(a.comparison.size() == 32);
-  CHECK(a.control.size() == 32);
-  CHECK(a.comparison_summary.wins == 32);
+  CHECK(a.comparison.size() == 36);
+  CHECK(a.control.size() == 36);
+  CHECK(a.versus_control.size() == 36);
+  CHECK(a.comparison_summary.wins == 36);
+  CHECK(a.versus_control_summary.wins == 36);
   CHECK(a.comparison_summary.median_reduction == Approx(0.03).margin(0.002));
-  CHECK(a.comparison_summary.block_median_reductions.size() == 4);
+  CHECK(a.comparison_summary.block_median_reductions.size() == 6);
   CHECK(a.gate.passed);
+  CHECK(a.gate_vs_baseline.passed);
+  CHECK(a.gate_vs_control.passed);
   CHECK(a.control_verdict.passed);
   CHECK(std::fabs(a.control_summary.median_reduction) < 0.005);
-  // Alternating order across the whole confirmation.
-  CHECK(a.comparison[0].baseline_first);
-  CHECK_FALSE(a.comparison[1].baseline_first);
-  CHECK_FALSE(a.comparison[9].baseline_first);
-  CHECK(a.comparison[8].block == 1);
+  // The declared layout was measured: balanced order, half the pairs baseline first.
+  CHECK(a.layout.sample_order_balanced);
+  CHECK(a.layout.build_order_balanced);
+  auto const first = std::count_if(a.comparison.begin(), a.comparison.end(),
+                                   [](const stats::PairedSample& s) { return s.baseline_first; });
+  CHECK(first == 18);
+  CHECK(a.comparison[6].block == 1);
   // Isolated stage times for the row.
   REQUIRE(r.stage1_us.has_value());
   CHECK(*r.stage1_us == Approx(97.0 * 0.6).epsilon(0.01));
@@ -104,23 +110,24 @@ TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
   auto const b = make_bucket(8, 6, 1);
   auto model = quiet_model();
   model.mean_us[pipeline_name(b, 0)] = 97.0;  // wins screening and selection
-  // Confirmation from recorded samples: baseline 100 µs throughout; the candidate 97 µs in
-  // blocks 0, 1 and 3, and in block 2 alternately 99.9 and 100.1 (4 wins, 4 losses, block
-  // median exactly 0). Overall: median 3 %, 28 of 32 wins — only the every-block rule fails.
+  // Confirmation from recorded samples (one per arm and round, in round order): baseline and
+  // control 100 µs throughout; the candidate 97 µs except in block 2, where it is alternately
+  // 99.9 and 100.1 (3 wins, 3 losses, block median exactly 0). Overall: median 3 %, 33 of 36
+  // wins — only the every-block rule fails.
   std::vector<double> cand;
-  for (int i = 0; i < 32; ++i) {
-    cand.push_back(i / 8 == 2 ? (i % 2 == 0 ? 99.9 : 100.1) : 97.0);
+  for (int i = 0; i < 36; ++i) {
+    cand.push_back(i / 6 == 2 ? (i % 2 == 0 ? 99.9 : 100.1) : 97.0);
   }
   model.recorded["confirm:candidate"] = cand;
-  model.recorded["confirm:baseline"] = std::vector<double>(64, 100.0);
-  model.recorded["confirm:control"] = std::vector<double>(32, 100.0);
+  model.recorded["confirm:baseline"] = std::vector<double>(36, 100.0);
+  model.recorded["confirm:control"] = std::vector<double>(36, 100.0);
   ReplaySampler sampler(model);
   ProtocolOptions opt;
   auto const r = tune_bucket(b, sampler, opt);
   REQUIRE(r.attempts.size() == 1);
   auto const& a = r.attempts[0];
-  CHECK(a.comparison_summary.wins == 28);
-  CHECK(a.comparison_summary.wins >= stats::required_wins(opt.gate, 32));
+  CHECK(a.comparison_summary.wins == 33);
+  CHECK(a.comparison_summary.wins >= stats::required_wins(opt.gate, 36));
   CHECK(a.comparison_summary.median_reduction == Approx(0.03));
   CHECK(a.comparison_summary.block_median_reductions[2] == Approx(0.0).margin(1e-12));
   CHECK_FALSE(a.gate.passed);
@@ -141,13 +148,13 @@ TEST_CASE("a placement-biased control fails, is re-measured once, then control_f
   REQUIRE(r.attempts.size() == 2);  // the first measurement and exactly one re-measure
   for (auto const& a : r.attempts) {
     CHECK_FALSE(a.control_verdict.passed);
-    CHECK(a.control_summary.losses == 32);
+    CHECK(a.control_summary.losses == 36);
     CHECK(a.control_summary.median_reduction == Approx(-0.02).margin(0.003));
   }
   CHECK(r.attempts[1].attempt == 1);
-  CHECK(count_prefix(sampler.log(), "begin_block confirm 0") == 4);
-  CHECK(count_prefix(sampler.log(), "begin_block confirm 1") == 4);
-  CHECK(count_prefix(sampler.log(), "begin_block confirm") == 8);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 0") == 6);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 1") == 6);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm") == 12);
   CHECK_FALSE(r.qualified);
   CHECK(r.pairs[*r.winner].outcome == Outcome::control_failed);
   CHECK_THAT(r.pairs[*r.winner].reason, Catch::Contains("2 attempt(s)"));
@@ -160,13 +167,13 @@ TEST_CASE("a control that fails once and then passes allows the bucket to qualif
   auto model = quiet_model();
   model.mean_us[pipeline_name(b, 0)] = 97.0;
   // Recorded confirmation for both attempts (served in call order): the control is 2 %
-  // slower in every pair of attempt 0 and identical in attempt 1. The baseline arm is
-  // sampled twice per pair (comparison and control), 64 times per attempt.
-  std::vector<double> control(32, 102.0);
-  control.resize(64, 100.0);
+  // slower in every round of attempt 0 and identical in attempt 1. Each arm is sampled once
+  // per round, 36 times per attempt.
+  std::vector<double> control(36, 102.0);
+  control.resize(72, 100.0);
   model.recorded["confirm:control"] = control;
-  model.recorded["confirm:baseline"] = std::vector<double>(128, 100.0);
-  model.recorded["confirm:candidate"] = std::vector<double>(64, 97.0);
+  model.recorded["confirm:baseline"] = std::vector<double>(72, 100.0);
+  model.recorded["confirm:candidate"] = std::vector<double>(72, 97.0);
   ReplaySampler sampler(model);
   auto const r = tune_bucket(b, sampler, ProtocolOptions{});
   REQUIRE(r.attempts.size() == 2);
@@ -293,14 +300,19 @@ TEST_CASE("the manifest is declared before the first confirmation sample", "[tun
 
   CHECK(declared["candidate"] == pipeline_name(b, 0));
   CHECK(declared["baseline"] == baseline_name(b));
-  CHECK(declared["pairs"] == 32);
-  CHECK(declared["blocks"] == 4);
-  CHECK(declared["pairs_per_block"] == 8);
-  CHECK(declared["required_wins"] == stats::required_wins(opt.gate, 32));
+  CHECK(declared["pairs"] == 36);
+  CHECK(declared["blocks"] == 6);
+  CHECK(declared["pairs_per_block"] == 6);
+  CHECK(declared["required_wins"] == stats::required_wins(opt.gate, 36));
+  CHECK(declared["required_wins"] == 29);
   CHECK(declared["gate"]["min_median_reduction"] == 0.01);
   CHECK(declared["repeats"] == 16);
   REQUIRE(declared["block_seeds"].size() == 2);  // the re-measure's seeds are declared too
   CHECK(declared["block_seeds"][1][3] == block_seed(42, Phase::confirm, 1, 3));
+  // Build order, placement pad and sample order of every block, re-measure included.
+  REQUIRE(declared["layouts"].size() == 2);
+  CHECK(declared["layouts"][1] == to_json(plan_attempt(42, 1, 6, 6)));
+  CHECK(declared["layouts"][0]["blocks"][5]["sample_order"].size() == 6);
   CHECK(declared["false_qualification_rate"].is_null());
   // The declaration is what the result keeps.
   CHECK(to_json(*r.manifest) == declared);

@@ -32,6 +32,7 @@ Provenance provenance() {
   p.kernel_source_sha256["moe_gemm.cuh"] = std::string(64, 'a');
   p.sampler = "gpu";
   p.git_revision = "abc";
+  p.decision_code_sha256 = std::string(64, 'e');
   p.command = "moe-tune tune";
   return p;
 }
@@ -210,6 +211,7 @@ TEST_CASE("journal: every identity field that differs is named with both values"
       {"kernel_source_sha256.moe_gemm.cuh",
        [](auto& p, auto&, auto&) { p.kernel_source_sha256["moe_gemm.cuh"][0] = 'f'; }},
       {"sampler", [](auto& p, auto&, auto&) { p.sampler = "replay"; }},
+      {"decision_code_sha256", [](auto& p, auto&, auto&) { p.decision_code_sha256[0] = 'f'; }},
       {"protocol.gate.min_median_reduction",
        [](auto&, auto& o, auto&) { o.gate.min_median_reduction = 0.02; }},
       {"protocol.gate.reference_wins", [](auto&, auto& o, auto&) { o.gate.reference_wins = 24; }},
@@ -237,4 +239,24 @@ TEST_CASE("journal: every identity field that differs is named with both values"
     REQUIRE(m.size() == 1);
     CHECK_THAT(m[0], Catch::Contains("kernel_source_sha256.moe_sort.cuh: the journal has (absent)"));
   }
+}
+
+TEST_CASE("journal: a journal of other decision code is told apart, naming decision_code_sha256",
+          "[tune][journal]") {
+  auto const file = test::scratch_dir("journal_decision_code") / "journal.jsonl";
+  ProtocolOptions const opt;
+  auto older = provenance();
+  older.decision_code_sha256 = std::string(64, '0');
+  (void)JournalWriter::create(file, journal_identity(older, opt, extra()));
+  auto const m = identity_mismatches(read_journal(file).identity,
+                                     journal_identity(provenance(), opt, extra()));
+  REQUIRE(m.size() == 1);
+  CHECK(m[0] == "decision_code_sha256: the journal has '" + std::string(64, '0') +
+                    "', this run '" + std::string(64, 'e') + "'");
+  // A journal from before the field existed is refused too: its decision code is unknown.
+  auto identity = journal_identity(provenance(), opt, extra());
+  identity.erase("decision_code_sha256");
+  auto const absent = identity_mismatches(identity, journal_identity(provenance(), opt, extra()));
+  REQUIRE(absent.size() == 1);
+  CHECK_THAT(absent[0], Catch::StartsWith("decision_code_sha256: the journal has (absent)"));
 }

@@ -1,0 +1,166 @@
+// GpuSampler on a real GPU, the way the protocol drives it (sampler.hpp): begin_bucket,
+// prepare, quick_check, verify, then blocks of three arms and samples; and verify's token
+// range: both ends of what the bucket's row serves, under the run's routing.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "autotune/search/default_config.hpp"
+#include "autotune/search/test_break.hpp"
+#include "autotune/search/validity.hpp"
+#include "autotune/tune/gpu_sampler.hpp"
+
+using namespace moetune;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+gpu::Device& device() {
+  static gpu::Device instance(0);
+  return instance;
+}
+
+search::Arch arch() { return search::parse_arch(device().info().arch); }
+
+exec::UnitCompiler& compiler() {
+  static exec::UnitCompiler instance(arch());
+  return instance;
+}
+
+// A small A16W4 layer (fast weights and reference), bucket `token` timed at M.
+tune::BucketPlan small_bucket(std::int64_t token, std::int64_t M) {
+  tune::BucketPlan b;
+  b.key.token = token;
+  b.M = M;
+  b.shape.hidden = 1024;
+  b.shape.inter = 256;
+  b.shape.experts = 32;
+  b.shape.topk = 4;
+  b.shape.dtype = moe::DtypePath::a16w4;
+  b.shape.tokens = M;
+  b.baseline = search::default_config(b.shape, arch(), M);
+  return b;
+}
+
+tune::TunePair baseline_pair(const tune::BucketPlan& b) {
+  return {b.baseline.stage1, b.baseline.stage2};
+}
+
+// The baseline with the other stage-two mode (same block_m, so the pair is valid), or the
+// baseline itself where the rules refuse it: either way a separately built arm.
+tune::TunePair candidate_pair(const tune::BucketPlan& b) {
+  auto s2 = b.baseline.stage2;
+  s2.stage2_mode = s2.stage2_mode == search::Stage2Mode::reduce ? search::Stage2Mode::atomic
+                                                                : search::Stage2Mode::reduce;
+  if (search::check_config(s2, arch(), b.shape)) s2 = b.baseline.stage2;
+  return {b.baseline.stage1, s2};
+}
+
+// begin_bucket, then the baseline prepared and quick-checked (which must pass: the timed M
+// is right in every test here), as the protocol does before any verify.
+tune::TunePair quick_checked_baseline(tune::GpuSampler& sampler, const tune::BucketPlan& bucket,
+                                      const std::string& expected_check) {
+  sampler.begin_bucket(bucket);
+  auto const pair = baseline_pair(bucket);
+  REQUIRE(sampler.prepare(pair).ok());
+  auto const quick = sampler.quick_check(pair);
+  INFO(quick.detail);
+  CHECK(quick.passed);
+  CHECK_THAT(quick.detail, StartsWith(expected_check + ": "));
+  return pair;
+}
+
+}  // namespace
+
+TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms, samples",
+          "[gpu][tune][sampler]") {
+  tune::GpuSampler sampler(device(), arch(), compiler());
+  auto const bucket = small_bucket(16, 12);
+  sampler.begin_bucket(bucket);
+  auto const base = baseline_pair(bucket);
+  auto const cand = candidate_pair(bucket);
+  bool first = true;
+  for (auto const& pair : {base, cand}) {
+    INFO(pair.name());
+    auto const prep = sampler.prepare(pair);
+    INFO(prep.detail);
+    REQUIRE(prep.ok());
+    auto const quick = sampler.quick_check(pair);
+    INFO(quick.detail);
+    CHECK(quick.passed);
+    CHECK(quick.checks == 1);
+    auto const full = sampler.verify(pair, base);
+    INFO(full.detail);
+    CHECK(full.passed);
+    // Uniform at the timed M (12), the lowest (9) and highest (16) M bucket 16 serves and the
+    // six boundaries; concentrated at the three bucket M; one graph replay. The run's routing
+    // is uniform: nothing more. (A pair that passed before for this shape skips the
+    // boundaries, and the candidate may be the baseline itself: the first pair only.)
+    if (first) CHECK(full.checks == 9 + 3 + 1);
+    CHECK(std::isfinite(full.max_abs_vs_baseline));
+    first = false;
+  }
+
+  for (int block = 0; block < 2; ++block) {
+    tune::BlockSpec spec;
+    spec.phase = tune::Phase::confirm;
+    spec.index = block;
+    spec.seed = 100 + static_cast<std::uint64_t>(block);
+    spec.arms = {tune::Arm("baseline", base), tune::Arm("candidate", cand), tune::Arm("control", base)};
+    spec.units = {tune::TimedUnit::full, tune::TimedUnit::stage1, tune::TimedUnit::stage2};
+    sampler.begin_block(spec);
+    for (auto const* arm : {"baseline", "candidate", "control"}) {
+      for (int i = 0; i < 3; ++i) {
+        INFO("block " << block << " arm " << arm << " sample " << i);
+        double const full = sampler.sample_us(arm, tune::TimedUnit::full);
+        double const stage2 = sampler.sample_us(arm, tune::TimedUnit::stage2);
+        // Stage one alone is a difference of two replays, clamped at 0: finite, not negative.
+        double const stage1 = sampler.sample_us(arm, tune::TimedUnit::stage1);
+        CHECK(std::isfinite(full));
+        CHECK(full > 0.0);
+        CHECK(std::isfinite(stage2));
+        CHECK(stage2 > 0.0);
+        CHECK(std::isfinite(stage1));
+        CHECK(stage1 >= 0.0);
+        CHECK(full < 1e6);  // a microsecond figure, not cycles or nanoseconds gone wrong
+      }
+    }
+    CHECK_THROWS(sampler.sample_us("no such arm", tune::TimedUnit::full));
+  }
+}
+
+TEST_CASE("GpuSampler verify also checks under the run's routing at every bucket M",
+          "[gpu][tune][sampler]") {
+  tune::GpuSamplerOptions options;
+  options.routing = moe::parse_routing_spec("zipf:1.2");
+  tune::GpuSampler sampler(device(), arch(), compiler(), options);
+  auto const base = quick_checked_baseline(sampler, small_bucket(64, 40), "M=40 zipf:1.2");
+  auto const v = sampler.verify(base, base);
+  INFO(v.detail);
+  CHECK(v.passed);
+  // M = 40 (timed), 33 (lowest served, also a boundary) and 64 (highest): uniform at those and
+  // the other five boundaries (8), concentrated (3), zipf (3), one graph replay.
+  CHECK(v.checks == 8 + 3 + 3 + 1);
+}
+
+TEST_CASE("GpuSampler verify fails a pair that breaks at the top of the bucket's range",
+          "[gpu][tune][sampler][break]") {
+  // Wrong only when M > 100: right at the timed M (40) and the lowest served M (65), wrong at
+  // the highest M bucket 128 serves — the first failing check in M order.
+  exec::UnitCompiler broken(arch(), std::filesystem::path{}, true,
+                            {search::TestBreak::wrong_output_above_m, 100});
+  tune::GpuSampler sampler(device(), arch(), broken);
+  // The timed M alone cannot see it: quick_check passes.
+  auto const pair = quick_checked_baseline(sampler, small_bucket(128, 40), "M=40 uniform");
+  auto const v = sampler.verify(pair, pair);
+  INFO(v.detail);
+  CHECK_FALSE(v.passed);
+  CHECK(v.failure == tune::Outcome::wrong_result);
+  CHECK_THAT(v.detail, StartsWith("M=128 uniform (highest M bucket 128 serves): "));
+  CHECK_THAT(v.detail, Contains(std::string(exec::gate_names::output) + ": FAIL 1/"));
+}
