@@ -107,7 +107,20 @@ nlohmann::json to_json(const BucketResult& b) {
   for (auto const& a : b.attempts) attempts.push_back(to_json(a));
   auto shape = b.shape;
   shape.tokens = b.M;
+  // What a tuned row claims, in one place: faster than this baseline pair, by this much, in
+  // the confirmation that qualified it (null for a bucket without a row).
+  nlohmann::json claim;
+  if (auto const* a = b.final_attempt(); a && b.qualified && b.winner) {
+    claim = {{"tuned_pair", b.pairs[*b.winner].pair.name()},
+             {"baseline_pair", b.baseline.name()},
+             {"baseline_median_us", a->comparison_summary.baseline_median_us},
+             {"tuned_median_us", a->comparison_summary.candidate_median_us},
+             {"median_reduction", a->comparison_summary.median_reduction},
+             {"wins", a->comparison_summary.wins},
+             {"pairs", a->comparison_summary.pairs}};
+  }
   return {{"key", b.key.describe()},
+          {"claim", claim},
           {"token", b.key.token},
           {"line", b.line},
           {"M", b.M},
