@@ -27,9 +27,9 @@
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/jit/embedded_kernels.hpp"
 #include "autotune/search/render.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
 #include "autotune/tune/manifest.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
 #include "autotune/tune/requalify.hpp"
 #include "autotune/tune/tune_report.hpp"
 
@@ -73,12 +73,12 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
       !opt.arch.empty() ? opt.arch : (device ? device->info().arch : std::string("sm_90"));
   auto const arch = search::parse_arch(arch_name);
 
-  tune::ReplayModel model;
+  measure::ReplayModel model;
   std::int64_t cu_num = device ? device->info().compute_units : 132;
   std::filesystem::path model_path;
   if (replaying) {
     model_path = locate(opt.replay);
-    auto loaded = tune::read_replay_model(model_path);
+    auto loaded = measure::read_replay_model(model_path);
     model = std::move(loaded.model);
     cu_num = loaded.cu_num.value_or(cu_num);
   }
@@ -135,15 +135,15 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   prov.device = device ? device->info().name : "replay of " + model_path.string();
   prov.driver = device ? device->info().driver_version : "none (replay)";
 
-  std::unique_ptr<tune::Sampler> sampler;
+  std::unique_ptr<measure::Sampler> sampler;
   if (replaying) {
-    sampler = std::make_unique<tune::ReplaySampler>(std::move(model));
+    sampler = std::make_unique<measure::ReplaySampler>(std::move(model));
   } else {
-    tune::GpuSamplerOptions so;
+    measure::GpuSamplerOptions so;
     so.hot = opt.hot;
     so.routing = moe::parse_routing_spec(opt.routing);
     so.weight_seed = opt.seed;
-    sampler = std::make_unique<tune::GpuSampler>(*device, arch, compiler, so);
+    sampler = std::make_unique<measure::GpuSampler>(*device, arch, compiler, so);
   }
   tune::ProtocolOptions protocol;
   protocol.seed = opt.seed;

@@ -36,8 +36,8 @@
 #include "autotune/search/search_space.hpp"
 #include "autotune/tune/calibration_record.hpp"
 #include "autotune/tune/code_twins.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::app {
@@ -80,7 +80,7 @@ JournalSettings journal_settings(const TuneOptions& opt) {
   j.identity["routing"] = opt.routing;
   j.identity["hot"] = opt.hot ? "true" : "false";
   if (!opt.replay.empty()) {
-    j.identity["replay_model_sha256"] = tune::replay_model_identity_digest(locate(opt.replay));
+    j.identity["replay_model_sha256"] = measure::replay_model_identity_digest(locate(opt.replay));
   }
   return j;
 }
@@ -148,14 +148,14 @@ ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search
     auto sampler = isolated_sampler(opt.isolation, std::move(args));
     return run_protocol(plan, *sampler, run);
   }
-  tune::GpuSamplerOptions sampler_options;
+  measure::GpuSamplerOptions sampler_options;
   sampler_options.hot = opt.hot;
   sampler_options.routing = moe::parse_routing_spec(opt.routing);
   sampler_options.weight_seed = opt.seed;
   if (!opt.isolation.test_fault.empty()) {
-    sampler_options.test_faults = tune::parse_test_faults(opt.isolation.test_fault);
+    sampler_options.test_faults = measure::parse_test_faults(opt.isolation.test_fault);
   }
-  tune::GpuSampler sampler(device, arch, compiler, sampler_options);
+  measure::GpuSampler sampler(device, arch, compiler, sampler_options);
   return run_protocol(plan, sampler, run);
 }
 
@@ -170,7 +170,7 @@ std::filesystem::path replay_report_dir(const TuneOptions& opt) {
 ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan) {
   auto const model_path = locate(opt.replay);
-  auto loaded = tune::read_replay_model(model_path);
+  auto loaded = measure::read_replay_model(model_path);
   auto model = std::move(loaded.model);
   // The rows need a positive cu_num to be valid AITER rows; the model may name the machine it
   // simulates, else 132 (the SM count of H100/H200 SXM, the sm_90 parts we tune for).
@@ -201,7 +201,7 @@ ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, sear
                                     {"--backend", "replay", "--replay", model_path.string()});
     return run_protocol(plan, *sampler, run);
   }
-  tune::ReplaySampler sampler(std::move(model));
+  measure::ReplaySampler sampler(std::move(model));
   return run_protocol(plan, sampler, run);
 }
 

@@ -165,7 +165,7 @@ int ProtocolTotals::exit_code() const {
   return 0;
 }
 
-ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
+ProtocolTotals run_protocol(const tune::TunePlan& plan, measure::Sampler& sampler,
                          const ProtocolRun& run) {
   std::filesystem::create_directories(run.report_dir);
   if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "autotune/tune/protocol_options.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 #include "autotune/tune/tune_report.hpp"
 #include "autotune/tune/tuned_rows.hpp"
@@ -56,7 +56,7 @@ struct ProtocolTotals {
 // the journal already holds are taken from it, not measured; a journal of another run
 // (identity mismatch) is refused with every differing field named. Without resume an existing
 // journal is kept as journal.jsonl.prev and a new one started.
-ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
+ProtocolTotals run_protocol(const tune::TunePlan& plan, measure::Sampler& sampler,
                             const ProtocolRun& run);
 
 }  // namespace moetune::app
