@@ -17,7 +17,7 @@ function(moetune_decision_code_sha256 out_var)
       autotune/tune/bucket_tuner.cpp
       autotune/tune/confirmation.cpp
       autotune/tune/confirmation_layout.cpp
-      autotune/tune/served_tokens.cpp
+      autotune/measure/served_tokens.cpp
       autotune/tune/candidate_pairs.cpp
       autotune/tune/calibration.cpp
       autotune/exec/verifier.cpp

@@ -38,7 +38,7 @@ if has tests; then
   run tests.log "$bin/moetune_test_gpu"
   run tests.log "$bin/moetune_test_exec"
   # GpuSampler smoke test and its verify at the bucket's lowest and highest M.
-  run tests.log "$bin/moetune_test_tune" "[gpu]"
+  run tests.log "$bin/moetune_test_measure" "[gpu]"
 fi
 if has calibrate; then
   run calibrate.log "$bin/moe-tune" calibrate --m 8 --trials "${CAL_TRIALS:-400}" \

@@ -24,8 +24,8 @@
 #include "autotune/search/default_config.hpp"
 #include "autotune/tune/calibration.hpp"
 #include "autotune/tune/candidate_pairs.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
 
 namespace moetune::app {
 namespace {
@@ -56,12 +56,12 @@ struct CalibrateOptions {
   double target_power_slowdown_percent = 2;
 };
 
-tune::BucketPlan make_bucket(const CalibrateOptions& opt, search::Arch arch) {
+measure::BucketPlan make_bucket(const CalibrateOptions& opt, search::Arch arch) {
   if (opt.shape.dtypes.size() != 1) {
     throw Error("calibrate: give exactly one --dtype (the baseline of one shape is calibrated)");
   }
   if (opt.M < 1) throw Error("calibrate: --m must be positive");
-  tune::BucketPlan b;
+  measure::BucketPlan b;
   b.shape = opt.shape.shapes_for(arch).at(0);
   b.shape.tokens = opt.M;
   b.M = opt.M;
@@ -174,7 +174,7 @@ nlohmann::json rounds_json(const std::vector<tune::ConfirmRound>& rounds) {
 
 nlohmann::json to_json(const tune::CalibrationResult& r, const tune::CalibrationOptions& o,
                        const tune::TargetVerdict& verdict, nlohmann::json machine,
-                       const tune::BucketPlan& bucket) {
+                       const measure::BucketPlan& bucket) {
   nlohmann::json cases = nlohmann::json::array();
   for (auto const& c : r.cases) {
     nlohmann::json trials = nlohmann::json::array();
@@ -251,20 +251,20 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   targets.power_slowdown = opt.target_power_slowdown_percent / 100;
 
   nlohmann::json machine;
-  std::unique_ptr<tune::Sampler> sampler;
+  std::unique_ptr<measure::Sampler> sampler;
   std::unique_ptr<exec::UnitCompiler> compiler;
   if (replaying) {
-    sampler = std::make_unique<tune::ReplaySampler>(tune::read_replay_model(opt.replay).model);
+    sampler = std::make_unique<measure::ReplaySampler>(measure::read_replay_model(opt.replay).model);
     machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"},
                {"routing", opt.routing}, {"hot", opt.hot}};
     fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
   } else {
     compiler = std::make_unique<exec::UnitCompiler>(arch, opt.cache_dir);
-    tune::GpuSamplerOptions so;
+    measure::GpuSamplerOptions so;
     so.hot = opt.hot;
     so.routing = moe::parse_routing_spec(opt.routing);
     so.weight_seed = opt.seed;
-    sampler = std::make_unique<tune::GpuSampler>(*device, arch, *compiler, so);
+    sampler = std::make_unique<measure::GpuSampler>(*device, arch, *compiler, so);
     machine = {{"device", device->info().name}, {"arch", device->info().arch},
                {"driver", device->info().driver_version},
                {"compiler", compiler->compiler().identity()}, {"sampler", "gpu"},

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +26,11 @@
 #include "autotune/io/fmoe_table.hpp"
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/jit/embedded_kernels.hpp"
-#include "autotune/search/render.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/manifest.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
+#include "autotune/tune/protocol_run.hpp"
 #include "autotune/tune/requalify.hpp"
+#include "autotune/tune/tune_plan.hpp"
 #include "autotune/tune/tune_report.hpp"
 
 namespace moetune::app {
@@ -73,12 +73,12 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
       !opt.arch.empty() ? opt.arch : (device ? device->info().arch : std::string("sm_90"));
   auto const arch = search::parse_arch(arch_name);
 
-  tune::ReplayModel model;
+  measure::ReplayModel model;
   std::int64_t cu_num = device ? device->info().compute_units : 132;
   std::filesystem::path model_path;
   if (replaying) {
     model_path = locate(opt.replay);
-    auto loaded = tune::read_replay_model(model_path);
+    auto loaded = measure::read_replay_model(model_path);
     model = std::move(loaded.model);
     cu_num = loaded.cu_num.value_or(cu_num);
   }
@@ -98,20 +98,12 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
 
   // Compile every unit the re-checked rows need, as `tune` does (cached, parallel): a kernel
   // that no longer compiles with this toolchain is a verdict, not a crash.
-  std::vector<jit::KernelSource> sources;
-  std::set<std::string> seen;
+  tune::TunePlan checked;
+  checked.arch = arch;
   for (auto const& r : rows) {
-    if (!r.row.plan) continue;
-    auto const& b = *r.row.plan;
-    for (auto const* cfg : {&b.baseline.stage1, &b.baseline.stage2}) {
-      if (seen.insert(cfg->name()).second) sources.push_back(search::render(*cfg, arch));
-    }
-    for (auto const& c : b.candidates) {
-      if (!c.pruned_reason && seen.insert(c.config.name()).second) {
-        sources.push_back(search::render(c.config, arch));
-      }
-    }
+    if (r.row.plan) checked.buckets.push_back(*r.row.plan);
   }
+  auto const sources = tune::plan_sources(checked);
   jit::CompileOptions compile_options;
   compile_options.arch = arch_name;
   compile_options.jobs = opt.jobs;
@@ -135,15 +127,15 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   prov.device = device ? device->info().name : "replay of " + model_path.string();
   prov.driver = device ? device->info().driver_version : "none (replay)";
 
-  std::unique_ptr<tune::Sampler> sampler;
+  std::unique_ptr<measure::Sampler> sampler;
   if (replaying) {
-    sampler = std::make_unique<tune::ReplaySampler>(std::move(model));
+    sampler = std::make_unique<measure::ReplaySampler>(std::move(model));
   } else {
-    tune::GpuSamplerOptions so;
+    measure::GpuSamplerOptions so;
     so.hot = opt.hot;
     so.routing = moe::parse_routing_spec(opt.routing);
     so.weight_seed = opt.seed;
-    sampler = std::make_unique<tune::GpuSampler>(*device, arch, compiler, so);
+    sampler = std::make_unique<measure::GpuSampler>(*device, arch, compiler, so);
   }
   tune::ProtocolOptions protocol;
   protocol.seed = opt.seed;
@@ -166,14 +158,10 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
     } else {
       fmt::print("\nline {}: token {} at M={}: {} + {}\n", b.line, b.key.token, b.M,
                  b.fixed_pair->stage1.name(), b.fixed_pair->stage2.name());
-      tune::TuneHooks hooks;
-      hooks.on_manifest = [&](const tune::Manifest& m) {
-        // Declared before the first confirmation sample, as in `tune`.
-        write_file_atomically(report_dir / fmt::format("manifest_line{}.json", b.line),
-                              tune::to_json(m).dump(2) + "\n");
-      };
-      hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
-      r.result = tune::requalify_verdict(tune::tune_bucket(b, *sampler, protocol, hooks));
+      // The manifest declared before the first confirmation sample, as in `tune` (without the
+      // decision code's digest, which requalify.json's provenance states once).
+      r.result = tune::requalify_verdict(tune::tune_bucket(
+          b, *sampler, protocol, tune::bucket_hooks(report_dir, b.line, std::nullopt)));
     }
     fmt::print("  line {}: {}: {}\n", r.row.line, to_string(r.result.verdict), r.result.detail);
   }

@@ -22,7 +22,6 @@
 #include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/replay_outputs.hpp"
 #include "apps/moe-tune/repository_paths.hpp"
-#include "apps/moe-tune/tune_protocol.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
 #include "autotune/core/sha256.hpp"
@@ -36,8 +35,9 @@
 #include "autotune/search/search_space.hpp"
 #include "autotune/tune/calibration_record.hpp"
 #include "autotune/tune/code_twins.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
+#include "autotune/tune/protocol_run.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::app {
@@ -70,8 +70,8 @@ std::string stem_of(const std::filesystem::path& list) {
 
 // The journal of this run and what, besides the provenance, a resumed run must match: the
 // input list (path and content), the timing workload and, for a replay, the model's content.
-JournalSettings journal_settings(const TuneOptions& opt) {
-  JournalSettings j;
+tune::JournalSettings journal_settings(const TuneOptions& opt) {
+  tune::JournalSettings j;
   j.file = opt.journal;
   j.resume = opt.resume;
   auto const input = locate(opt.input);
@@ -80,14 +80,14 @@ JournalSettings journal_settings(const TuneOptions& opt) {
   j.identity["routing"] = opt.routing;
   j.identity["hot"] = opt.hot ? "true" : "false";
   if (!opt.replay.empty()) {
-    j.identity["replay_model_sha256"] = tune::replay_model_identity_digest(locate(opt.replay));
+    j.identity["replay_model_sha256"] = measure::replay_model_identity_digest(locate(opt.replay));
   }
   return j;
 }
 
 // A bucket that could not be tuned outranks a unit that did not compile (a candidate's
 // failure, recorded as its outcome; still exit 1, as before): see `tune --help`.
-int run_exit_code(const ProtocolTotals& totals, std::size_t failed_compiles) {
+int run_exit_code(const tune::ProtocolTotals& totals, std::size_t failed_compiles) {
   if (int const code = totals.exit_code(); code != 0) return code;
   return failed_compiles == 0 ? 0 : 1;
 }
@@ -117,12 +117,12 @@ void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
 }
 
 // A measurement on the GPU in hand: defaults under results/<arch>/.
-ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
+tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
              const tune::TunePlan& plan) {
   auto const stem = stem_of(input);
   std::filesystem::path const results = std::filesystem::path("results") / device.info().arch;
-  ProtocolRun run;
+  tune::ProtocolRun run;
   run.output = opt.output.empty() ? results / (stem + ".csv") : std::filesystem::path(opt.output);
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
@@ -146,17 +146,17 @@ ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search
     if (opt.hot) args.push_back("--hot");
     if (!opt.cache_dir.empty()) args.insert(args.end(), {"--cache-dir", opt.cache_dir});
     auto sampler = isolated_sampler(opt.isolation, std::move(args));
-    return run_protocol(plan, *sampler, run);
+    return tune::run_protocol(plan, *sampler, run);
   }
-  tune::GpuSamplerOptions sampler_options;
+  measure::GpuSamplerOptions sampler_options;
   sampler_options.hot = opt.hot;
   sampler_options.routing = moe::parse_routing_spec(opt.routing);
   sampler_options.weight_seed = opt.seed;
   if (!opt.isolation.test_fault.empty()) {
-    sampler_options.test_faults = tune::parse_test_faults(opt.isolation.test_fault);
+    sampler_options.test_faults = measure::parse_test_faults(opt.isolation.test_fault);
   }
-  tune::GpuSampler sampler(device, arch, compiler, sampler_options);
-  return run_protocol(plan, sampler, run);
+  measure::GpuSampler sampler(device, arch, compiler, sampler_options);
+  return tune::run_protocol(plan, sampler, run);
 }
 
 // A replay's reports: next to its explicit -o unless --report names them.
@@ -167,15 +167,15 @@ std::filesystem::path replay_report_dir(const TuneOptions& opt) {
 }
 
 // A replay: samples from the model, outputs next to the explicit -o, never under results/.
-ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
+tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan) {
   auto const model_path = locate(opt.replay);
-  auto loaded = tune::read_replay_model(model_path);
+  auto loaded = measure::read_replay_model(model_path);
   auto model = std::move(loaded.model);
   // The rows need a positive cu_num to be valid AITER rows; the model may name the machine it
   // simulates, else 132 (the SM count of H100/H200 SXM, the sm_90 parts we tune for).
   std::int64_t const cu_num = loaded.cu_num.value_or(132);
-  ProtocolRun run;
+  tune::ProtocolRun run;
   run.output = opt.output;
   run.report_dir = replay_report_dir(opt);
   run.protocol.seed = opt.seed;
@@ -199,10 +199,10 @@ ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, sear
     // crash_pairs / hang_pairs really kill or stall it.
     auto sampler = isolated_sampler(opt.isolation,
                                     {"--backend", "replay", "--replay", model_path.string()});
-    return run_protocol(plan, *sampler, run);
+    return tune::run_protocol(plan, *sampler, run);
   }
-  tune::ReplaySampler sampler(std::move(model));
-  return run_protocol(plan, sampler, run);
+  measure::ReplaySampler sampler(std::move(model));
+  return tune::run_protocol(plan, sampler, run);
 }
 
 void run_tune(const TuneOptions& opt, int& exit_code) {
@@ -330,7 +330,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       "could not be set up (weights, worker, memory): it is not journaled and `tune --resume` "
       "measures it again. For {} and {} every other bucket was measured and its rows written; "
       "summary.md names the failed buckets.",
-      kExitBaselineFailed, kExitSetupFailed, kExitBaselineFailed, kExitSetupFailed));
+      tune::kExitBaselineFailed, tune::kExitSetupFailed, tune::kExitBaselineFailed, tune::kExitSetupFailed));
   cmd->add_option("-i,--input", opt->input, "Untuned shape list (AITER fMoE schema)")
       ->capture_default_str();
   cmd->add_option("--space", opt->space, "Search space (default search_spaces/<arch>.json)");

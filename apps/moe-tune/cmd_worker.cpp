@@ -1,7 +1,7 @@
 // `moe-tune worker` (hidden): the process `moe-tune tune` times and verifies in, so that a
 // candidate that faults or hangs costs that candidate and this process, never the run
-// (DESIGN.md §7; autotune/tune/remote_sampler.hpp is the other end). It serves the Sampler
-// protocol of autotune/tune/sampler_server.hpp on stdin/stdout, one JSON line each; its logs
+// (DESIGN.md §7; autotune/measure/remote_sampler.hpp is the other end). It serves the Sampler
+// protocol of autotune/measure/sampler_server.hpp on stdin/stdout, one JSON line each; its logs
 // go to stderr, which the parent passes through. Not meant to be run by hand.
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,10 +20,10 @@
 #include "autotune/core/error.hpp"
 #include "autotune/exec/unit_compiler.hpp"
 #include "autotune/gpu/gpu.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
-#include "autotune/tune/replay_sampler.hpp"
-#include "autotune/tune/sampler_server.hpp"
-#include "autotune/tune/test_fault.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
+#include "autotune/measure/sampler_server.hpp"
+#include "autotune/measure/test_fault.hpp"
 
 namespace moetune::app {
 
@@ -56,7 +56,7 @@ int claim_protocol_fd() {
 // S: a sampler with set_build_observer (GpuSampler, ReplaySampler).
 template <class S>
 int serve(S& sampler, int out_fd, bool exit_after_launch_error) {
-  tune::SamplerServer server(sampler, STDIN_FILENO, out_fd, {exit_after_launch_error});
+  measure::SamplerServer server(sampler, STDIN_FILENO, out_fd, {exit_after_launch_error});
   sampler.set_build_observer([&](const std::string& arm) { server.building(arm); });
   int const rc = server.run();
   if (rc != 0) {
@@ -75,7 +75,7 @@ void run_worker(const WorkerOptions& opt, int& exit_code) {
   int const out_fd = claim_protocol_fd();
   if (opt.backend == "replay") {
     if (opt.replay.empty()) throw Error("worker --backend replay needs --replay MODEL.json");
-    tune::ReplaySampler sampler(tune::read_replay_model(opt.replay).model);
+    measure::ReplaySampler sampler(measure::read_replay_model(opt.replay).model);
     exit_code = serve(sampler, out_fd, opt.exit_after_launch_error);
     return;
   }
@@ -83,12 +83,12 @@ void run_worker(const WorkerOptions& opt, int& exit_code) {
   auto const arch = search::parse_arch(opt.arch);
   gpu::Device device(0);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
-  tune::GpuSamplerOptions so;
+  measure::GpuSamplerOptions so;
   so.hot = opt.hot;
   so.routing = moe::parse_routing_spec(opt.routing);
   so.weight_seed = opt.seed;
-  if (!opt.test_fault.empty()) so.test_faults = tune::parse_test_faults(opt.test_fault);
-  tune::GpuSampler sampler(device, arch, compiler, so);
+  if (!opt.test_fault.empty()) so.test_faults = measure::parse_test_faults(opt.test_fault);
+  measure::GpuSampler sampler(device, arch, compiler, so);
   exit_code = serve(sampler, out_fd, true);
 }
 

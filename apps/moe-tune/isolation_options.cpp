@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "autotune/tune/test_fault.hpp"
+#include "autotune/measure/test_fault.hpp"
 
 namespace moetune::app {
 
@@ -24,7 +24,7 @@ void add_isolation_options(CLI::App& cmd, IsolationOptions& options) {
       ->envname("MOETUNE_TEST_FAULT")
       ->check([](const std::string& spec) {
         try {
-          (void)tune::parse_test_faults(spec);
+          (void)measure::parse_test_faults(spec);
         } catch (const std::exception& e) {
           return std::string(e.what());
         }
@@ -32,7 +32,7 @@ void add_isolation_options(CLI::App& cmd, IsolationOptions& options) {
       });
 }
 
-std::unique_ptr<tune::RemoteSampler> isolated_sampler(const IsolationOptions& options,
+std::unique_ptr<measure::RemoteSampler> isolated_sampler(const IsolationOptions& options,
                                                       std::vector<std::string> worker_args) {
   // The running binary itself, resolved now: argv[0] may be relative to a directory we left,
   // and a path (not /proc/self/exe) makes `ps` and the logs say what runs.
@@ -43,9 +43,9 @@ std::unique_ptr<tune::RemoteSampler> isolated_sampler(const IsolationOptions& op
     argv.push_back("--test-fault");
     argv.push_back(options.test_fault);
   }
-  tune::WatchdogOptions watchdog;
+  measure::WatchdogOptions watchdog;
   watchdog.cap_s = options.watchdog_s;
-  return std::make_unique<tune::RemoteSampler>(std::move(argv), watchdog);
+  return std::make_unique<measure::RemoteSampler>(std::move(argv), watchdog);
 }
 
 }  // namespace moetune::app

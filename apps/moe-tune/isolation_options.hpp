@@ -1,5 +1,5 @@
 #pragma once
-// The command-line face of worker isolation (autotune/tune/remote_sampler.hpp): the options
+// The command-line face of worker isolation (autotune/measure/remote_sampler.hpp): the options
 // `tune` offers for it and the RemoteSampler they describe, running this very binary's hidden
 // `worker` subcommand. Kept apart so any command that times candidates can offer the same.
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "autotune/tune/remote_sampler.hpp"
+#include "autotune/measure/remote_sampler.hpp"
 
 namespace moetune::app {
 
@@ -26,7 +26,7 @@ struct IsolationOptions {
 void add_isolation_options(CLI::App& cmd, IsolationOptions& options);
 
 // A RemoteSampler whose workers run `<this binary> worker <worker_args...>`.
-[[nodiscard]] std::unique_ptr<tune::RemoteSampler> isolated_sampler(
+[[nodiscard]] std::unique_ptr<measure::RemoteSampler> isolated_sampler(
     const IsolationOptions& options, std::vector<std::string> worker_args);
 
 }  // namespace moetune::app

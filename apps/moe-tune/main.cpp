@@ -3,7 +3,7 @@
 // Exit codes: 0 success; 1 the command ran and found problems (validation findings, failed
 // compiles, nothing qualified where that is an error); 2 bad input or usage (the message names
 // the file, line and column); 3 a GPU, compiler or system failure; `tune` only: 4 a bucket's
-// baseline failed, 5 a bucket's set-up failed (apps/moe-tune/tune_protocol.hpp).
+// baseline failed, 5 a bucket's set-up failed (autotune/tune/protocol_run.hpp).
 #include <cstdio>
 #include <exception>
 

@@ -12,9 +12,9 @@
 
 namespace moetune::tune {
 
-Outcome BucketResult::outcome_of(const CandidateSlot& slot) const {
-  if (slot.pruned) return Outcome::pruned;
-  if (slot.is_baseline_pair || !slot.pair) return Outcome::not_significant;
+measure::Outcome BucketResult::outcome_of(const CandidateSlot& slot) const {
+  if (slot.pruned) return measure::Outcome::pruned;
+  if (slot.is_baseline_pair || !slot.pair) return measure::Outcome::not_significant;
   return pairs.at(*slot.pair).outcome;
 }
 
@@ -54,13 +54,13 @@ constexpr const char* kControlArm = "control";
 // still open ends baseline_failed (not the baseline's own kind: a wrong_result there would
 // blame the candidate), with a reason that names the baseline's failure.
 struct BaselineFailure {
-  Outcome kind;
+  measure::Outcome kind;
   std::string message;
 };
 
 class BucketRun {
  public:
-  BucketRun(const BucketPlan& bucket, Sampler& sampler, const ProtocolOptions& options,
+  BucketRun(const measure::BucketPlan& bucket, measure::Sampler& sampler, const ProtocolOptions& options,
             const TuneHooks& hooks)
       : m_bucket(bucket), m_sampler(sampler), m_opt(options), m_hooks(hooks) {}
 
@@ -84,7 +84,7 @@ class BucketRun {
     } catch (const std::exception& e) {
       // Neither a candidate's failure nor the baseline's (weights, a worker, memory): the
       // bucket ends undecided, and the run goes on with the next one.
-      close_all_open(Outcome::setup_failed,
+      close_all_open(measure::Outcome::setup_failed,
                      std::string("not measured: the bucket's set-up failed: ") + e.what());
       m_res.setup_failure = e.what();
       m_res.summary = std::string("set-up failed: ") + e.what();
@@ -97,7 +97,7 @@ class BucketRun {
       std::optional<std::size_t> winner = select(finalists);
       if (winner) confirm(*winner);
     } catch (const BaselineFailure& f) {
-      close_all_open(Outcome::baseline_failed,
+      close_all_open(measure::Outcome::baseline_failed,
                      fmt::format("not measured: the baseline {} failed ({}): {}",
                                  m_res.baseline.name(), to_string(f.kind), f.message));
       m_res.baseline_failure = BaselineFailureRecord{f.kind, f.message};
@@ -119,14 +119,14 @@ class BucketRun {
   }
   // A pair is open until it gets its final outcome, which it gets exactly once.
   [[nodiscard]] bool is_open(std::size_t i) const { return m_open.at(i); }
-  void close(std::size_t i, Outcome outcome, std::string reason) {
+  void close(std::size_t i, measure::Outcome outcome, std::string reason) {
     if (!m_open.at(i)) throw std::logic_error("tune_bucket: a pair was given two outcomes");
     m_open[i] = false;
     m_res.pairs[i].outcome = outcome;
     m_res.pairs[i].reason = std::move(reason);
   }
 
-  void close_all_open(Outcome outcome, const std::string& reason) {
+  void close_all_open(measure::Outcome outcome, const std::string& reason) {
     for (std::size_t i = 0; i < m_res.pairs.size(); ++i) {
       if (is_open(i)) close(i, outcome, reason);
     }
@@ -176,16 +176,16 @@ class BucketRun {
 
   // Starts a block; a candidate that fails while being built is closed and the block is
   // started again without it (fresh, as a block must be). A baseline failure ends the bucket.
-  void start_block(BlockSpec spec, std::map<std::string, std::size_t>& arm_pair) {
+  void start_block(measure::BlockSpec spec, std::map<std::string, std::size_t>& arm_pair) {
     for (;;) {
       try {
         m_sampler.begin_block(spec);
         return;
-      } catch (const SamplerError& e) {
+      } catch (const measure::SamplerError& e) {
         auto const it = arm_pair.find(e.arm());
         if (it == arm_pair.end()) throw BaselineFailure{e.kind(), e.what()};
         close(it->second, e.kind(), e.what());
-        std::erase_if(spec.arms, [&](const Arm& a) { return a.label == e.arm(); });
+        std::erase_if(spec.arms, [&](const measure::Arm& a) { return a.label == e.arm(); });
         arm_pair.erase(it);
       }
     }
@@ -193,27 +193,27 @@ class BucketRun {
 
   // One sample of a candidate arm; a fault closes that candidate (nullopt).
   std::optional<double> sample_candidate(const std::string& arm, std::size_t pair,
-                                         TimedUnit unit = TimedUnit::full) {
+                                         measure::TimedUnit unit = measure::TimedUnit::full) {
     try {
       return m_sampler.sample_us(arm, unit);
-    } catch (const SamplerError& e) {
+    } catch (const measure::SamplerError& e) {
       close(pair, e.kind(), e.what());
       return std::nullopt;
     }
   }
   double sample_baseline(const std::string& arm) {
     try {
-      return m_sampler.sample_us(arm, TimedUnit::full);
-    } catch (const SamplerError& e) {
+      return m_sampler.sample_us(arm, measure::TimedUnit::full);
+    } catch (const measure::SamplerError& e) {
       throw BaselineFailure{e.kind(), e.what()};
     }
   }
 
   // Interleaved rounds over the baseline and `members`; the start rotates every round so no
   // arm always runs right after the same neighbour. Returns the baseline's samples.
-  std::vector<double> rounds(Phase phase, int index, const std::vector<std::size_t>& members,
+  std::vector<double> rounds(measure::Phase phase, int index, const std::vector<std::size_t>& members,
                              int count, std::vector<double> PairRecord::*store) {
-    BlockSpec spec;
+    measure::BlockSpec spec;
     spec.phase = phase;
     spec.index = index;
     spec.seed = block_seed(m_opt.seed, phase, 0, index);
@@ -251,7 +251,7 @@ class BucketRun {
       std::vector<std::size_t> members(
           alive.begin() + static_cast<std::ptrdiff_t>(first),
           alive.begin() + static_cast<std::ptrdiff_t>(std::min(alive.size(), first + per_block)));
-      auto const base = rounds(Phase::screen, block, members, m_opt.screen_samples,
+      auto const base = rounds(measure::Phase::screen, block, members, m_opt.screen_samples,
                                &PairRecord::screen_us);
       m_res.baseline_screen_us.insert(m_res.baseline_screen_us.end(), base.begin(), base.end());
       // Scores relative to the baseline of the same block: screening blocks differ in
@@ -282,14 +282,14 @@ class BucketRun {
       auto& p = m_res.pairs[i];
       double const score = *p.screen_score;
       if (static_cast<int>(finalists.size()) >= m_opt.finalists) {
-        close(i, Outcome::slower,
+        close(i, measure::Outcome::slower,
               fmt::format("screen: rank {} of {} ({:.2f}% of the baseline's time); only the top "
                           "{} become finalists",
                           rank + 1, ranked.size(), 100 * score, m_opt.finalists));
         continue;
       }
       if (score > best * (1 + m_opt.screen_margin)) {
-        close(i, Outcome::slower,
+        close(i, measure::Outcome::slower,
               fmt::format("screen: {:.2f}% of the baseline's time, more than {:.1f}% slower than "
                           "the best verified ({:.2f}%)",
                           100 * score, 100 * m_opt.screen_margin, 100 * best));
@@ -317,7 +317,7 @@ class BucketRun {
       return std::nullopt;
     }
     m_res.baseline_select_us =
-        rounds(Phase::select, 0, finalists, m_opt.select_rounds, &PairRecord::select_us);
+        rounds(measure::Phase::select, 0, finalists, m_opt.select_rounds, &PairRecord::select_us);
     double const base = stats::exact_median(m_res.baseline_select_us);
     m_res.baseline_select_median_us = base;
     std::optional<std::size_t> best;
@@ -335,12 +335,12 @@ class BucketRun {
     for (auto i : finalists) {
       auto& p = m_res.pairs[i];
       if (!is_open(i) || i == *best) continue;
-      close(i, Outcome::slower,
+      close(i, measure::Outcome::slower,
             fmt::format("select: median {:.3f} us, behind {} at {:.3f} us", *p.select_median_us,
                         m_res.pairs[*best].pair.name(), win));
     }
     if (!(win < base)) {
-      close(*best, Outcome::slower,
+      close(*best, measure::Outcome::slower,
             fmt::format("select: fastest finalist, but its median {:.3f} us is not below the "
                         "baseline's {:.3f} us",
                         win, base));
@@ -403,7 +403,7 @@ class BucketRun {
       try {
         result = run_confirmation(m_sampler, m_opt, arms,
                                   m_res.manifest->layouts.at(static_cast<std::size_t>(a)));
-      } catch (const SamplerError& e) {
+      } catch (const measure::SamplerError& e) {
         // The baseline or its control arm faulted: no honest comparison is left.
         throw BaselineFailure{e.kind(), e.what()};
       }
@@ -436,19 +436,19 @@ class BucketRun {
       return out;
     };
     if (!last.control_verdict.passed) {
-      close(winner, Outcome::control_failed,
+      close(winner, measure::Outcome::control_failed,
             fmt::format("identical-kernel control failed in {} attempt(s): {}",
                         m_res.attempts.size(), join(last.control_verdict.reasons)));
       m_res.summary = "control failed: timing biased, no row";
       return;
     }
     if (!last.gate.passed) {
-      close(winner, Outcome::not_significant, "gate: " + join(last.gate.reasons));
+      close(winner, measure::Outcome::not_significant, "gate: " + join(last.gate.reasons));
       m_res.summary = "not significant under the predeclared gate";
       return;
     }
     if (!measure_stage_times(winner)) return;
-    close(winner, Outcome::qualified, "gate: " + join(last.gate.reasons));
+    close(winner, measure::Outcome::qualified, "gate: " + join(last.gate.reasons));
     m_res.qualified = true;
     m_res.summary = "qualified";
   }
@@ -456,17 +456,17 @@ class BucketRun {
   // us1 / us2 for the tuned row: each stage of the qualified pair timed alone on its own
   // block (the gate judged the full MoE; these only fill AITER's columns).
   bool measure_stage_times(std::size_t winner) {
-    BlockSpec spec;
-    spec.phase = Phase::stage_times;
-    spec.seed = block_seed(m_opt.seed, Phase::stage_times, 0, 0);
+    measure::BlockSpec spec;
+    spec.phase = measure::Phase::stage_times;
+    spec.seed = block_seed(m_opt.seed, measure::Phase::stage_times, 0, 0);
     spec.arms = {{kCandidateArm, m_res.pairs[winner].pair}};
-    spec.units = {TimedUnit::stage1, TimedUnit::stage2};
+    spec.units = {measure::TimedUnit::stage1, measure::TimedUnit::stage2};
     std::map<std::string, std::size_t> arm_pair{{kCandidateArm, winner}};
     start_block(spec, arm_pair);
     if (!is_open(winner)) return false;
     for (int s = 0; s < m_opt.stage_time_samples; ++s) {
-      auto t1 = sample_candidate(kCandidateArm, winner, TimedUnit::stage1);
-      auto t2 = t1 ? sample_candidate(kCandidateArm, winner, TimedUnit::stage2) : std::nullopt;
+      auto t1 = sample_candidate(kCandidateArm, winner, measure::TimedUnit::stage1);
+      auto t2 = t1 ? sample_candidate(kCandidateArm, winner, measure::TimedUnit::stage2) : std::nullopt;
       if (!t1 || !t2) {
         m_res.summary = "the qualified pipeline failed while its stages were timed";
         return false;
@@ -479,8 +479,8 @@ class BucketRun {
     return true;
   }
 
-  const BucketPlan& m_bucket;
-  Sampler& m_sampler;
+  const measure::BucketPlan& m_bucket;
+  measure::Sampler& m_sampler;
   const ProtocolOptions& m_opt;
   const TuneHooks& m_hooks;
   BucketResult m_res;
@@ -489,7 +489,7 @@ class BucketRun {
 
 }  // namespace
 
-BucketResult tune_bucket(const BucketPlan& bucket, Sampler& sampler,
+BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                          const ProtocolOptions& options, const TuneHooks& hooks) {
   if (options.confirm_blocks < 1 || options.pairs_per_block < 1 || options.screen_samples < 1 ||
       options.select_rounds < 1 || options.finalists < 1 || options.stage_time_samples < 1 ||

@@ -31,18 +31,18 @@
 #include "autotune/tune/candidate_pairs.hpp"
 #include "autotune/tune/confirmation.hpp"
 #include "autotune/tune/manifest.hpp"
-#include "autotune/tune/outcome.hpp"
+#include "autotune/measure/outcome.hpp"
 #include "autotune/tune/protocol_options.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::tune {
 
 struct PairRecord {
-  TunePair pair;
-  Outcome outcome = Outcome::slower;
+  measure::TunePair pair;
+  measure::Outcome outcome = measure::Outcome::slower;
   std::string reason;
-  std::optional<Verification> verification;
+  std::optional<measure::Verification> verification;
   std::vector<double> screen_us;                  // full-MoE samples
   std::optional<double> screen_score;             // median / baseline median in its block
   std::vector<double> select_us;
@@ -54,7 +54,7 @@ struct PairRecord {
 // What stopped the baseline: the kind it failed with (compile_error, wrong_result,
 // launch_error, timeout) and the sampler's message.
 struct BaselineFailureRecord {
-  Outcome kind = Outcome::launch_error;
+  measure::Outcome kind = measure::Outcome::launch_error;
   std::string message;
 };
 
@@ -63,8 +63,8 @@ struct BucketResult {
   std::int64_t line = 0;
   std::int64_t M = 0;
   moe::MoeShape shape;
-  TunePair baseline;
-  std::optional<Verification> baseline_verification;
+  measure::TunePair baseline;
+  std::optional<measure::Verification> baseline_verification;
   std::vector<CandidateSlot> slots;  // one per plan candidate
   std::vector<PairRecord> pairs;     // the timed pipelines the slots point at
   std::vector<double> baseline_screen_us;  // all screening blocks, in order
@@ -83,7 +83,7 @@ struct BucketResult {
   [[nodiscard]] BucketStatus status() const;
 
   // The outcome and reason of a plan candidate.
-  [[nodiscard]] Outcome outcome_of(const CandidateSlot& slot) const;
+  [[nodiscard]] measure::Outcome outcome_of(const CandidateSlot& slot) const;
   [[nodiscard]] std::string reason_of(const CandidateSlot& slot) const;
   // The attempt whose figures count (the last one measured), if any.
   [[nodiscard]] const ConfirmAttempt* final_attempt() const;
@@ -97,7 +97,7 @@ struct TuneHooks {
   std::function<void(std::string_view)> log;
 };
 
-[[nodiscard]] BucketResult tune_bucket(const BucketPlan& bucket, Sampler& sampler,
+[[nodiscard]] BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                                        const ProtocolOptions& options, const TuneHooks& hooks = {});
 
 }  // namespace moetune::tune

@@ -152,10 +152,10 @@ constexpr const char* kControlArm = "control";
 // case alone and a run of the slowdowns alone never reuse each other's seeds either.
 std::uint64_t trial_seed(std::uint64_t seed, double slowdown, int trial) {
   auto const key = static_cast<int>(std::lround(slowdown * 1e4));
-  return block_seed(block_seed(seed, Phase::confirm, 100000 + key, trial), Phase::confirm, 0, 0);
+  return block_seed(block_seed(seed, measure::Phase::confirm, 100000 + key, trial), measure::Phase::confirm, 0, 0);
 }
 
-CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
+CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& opt,
                            const ConfirmArms& arms, std::uint64_t seed, int index) {
   auto const started = std::chrono::steady_clock::now();
   CalibrationTrial trial;
@@ -170,7 +170,7 @@ CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
     ConfirmationResult r;
     try {
       r = run_confirmation(sampler, opt.protocol, arms, layout);
-    } catch (const SamplerError& e) {
+    } catch (const measure::SamplerError& e) {
       throw Error(fmt::format("the baseline faulted while being timed: {}", e.what()));
     }
     // Every arm runs the baseline's code: a "candidate" fault is the baseline's too.
@@ -200,7 +200,7 @@ CalibrationTrial run_trial(Sampler& sampler, const CalibrationOptions& opt,
 
 }  // namespace
 
-CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
+CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                             const CalibrationOptions& opt, const CalibrationHooks& hooks) {
   auto const& p = opt.protocol;
   if (opt.null_trials < 0 || opt.power_trials < 0 || opt.reference_samples < 1 ||
@@ -233,16 +233,16 @@ CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
 
   // The delays are fractions of what the baseline takes here, measured on a block of its own.
   if (!opt.slowdowns.empty() && opt.power_trials > 0) {
-    BlockSpec spec;
-    spec.phase = Phase::select;
-    spec.seed = block_seed(p.seed, Phase::select, 0, 0);
+    measure::BlockSpec spec;
+    spec.phase = measure::Phase::select;
+    spec.seed = block_seed(p.seed, measure::Phase::select, 0, 0);
     spec.arms = {{kBaselineArm, res.baseline}};
     try {
       sampler.begin_block(spec);
       for (int s = 0; s < opt.reference_samples; ++s) {
-        res.reference_samples_us.push_back(sampler.sample_us(kBaselineArm, TimedUnit::full));
+        res.reference_samples_us.push_back(sampler.sample_us(kBaselineArm, measure::TimedUnit::full));
       }
-    } catch (const SamplerError& e) {
+    } catch (const measure::SamplerError& e) {
       throw Error(fmt::format("the baseline faulted while its reference time was measured: {}",
                               e.what()));
     }
@@ -272,9 +272,9 @@ CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
       c.name = fmt::format("slowdown {:g}%", 100 * s);
       c.slowdown = s;
       c.delay_ns = static_cast<std::uint64_t>(std::llround(s * res.reference_median_us * 1000.0));
-      Arm slowed{kBaselineArm, res.baseline, c.delay_ns};
-      Arm plain{kCandidateArm, res.baseline, std::uint64_t{0}};
-      Arm control{kControlArm, res.baseline, c.delay_ns};
+      measure::Arm slowed{kBaselineArm, res.baseline, c.delay_ns};
+      measure::Arm plain{kCandidateArm, res.baseline, std::uint64_t{0}};
+      measure::Arm control{kControlArm, res.baseline, c.delay_ns};
       res.cases.push_back(c);
       plans.push_back({{slowed, plain, control}, opt.power_trials});
       log(fmt::format("{}: the baseline arm and its control wait {} ns after stage two; the "

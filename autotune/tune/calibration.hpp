@@ -23,7 +23,7 @@
 #include "autotune/stats/binomial_interval.hpp"
 #include "autotune/tune/confirmation.hpp"
 #include "autotune/tune/protocol_options.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::tune {
@@ -86,7 +86,7 @@ struct CalibrationCase {
 };
 
 struct CalibrationResult {
-  TunePair baseline;
+  measure::TunePair baseline;
   double reference_median_us = 0;   // the baseline's full time that sized the delays
   std::vector<double> reference_samples_us;
   int required_wins = 0;            // for the confirmation's pair count
@@ -131,7 +131,7 @@ struct CalibrationHooks {
 // Runs the calibration for the bucket's baseline. Throws moetune::Error if the baseline does
 // not build or verify, or faults while timed (a calibration without its baseline means
 // nothing), std::invalid_argument on bad counts or slowdowns outside (0, 1).
-[[nodiscard]] CalibrationResult calibrate(const BucketPlan& bucket, Sampler& sampler,
+[[nodiscard]] CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                                           const CalibrationOptions& options,
                                           const CalibrationHooks& hooks = {});
 

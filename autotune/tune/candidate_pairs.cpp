@@ -6,14 +6,14 @@
 
 namespace moetune::tune {
 
-TunePair baseline_pair(const BucketPlan& bucket) {
+measure::TunePair baseline_pair(const measure::BucketPlan& bucket) {
   return {bucket.baseline.stage1, bucket.baseline.stage2};
 }
 
 namespace {
 
 // The partner of a subject in `other_stage` at `block_m`: see the header for the rule.
-std::optional<search::KernelConfig> partner(const BucketPlan& bucket, int other_stage,
+std::optional<search::KernelConfig> partner(const measure::BucketPlan& bucket, int other_stage,
                                             int block_m) {
   search::KernelConfig preferred =
       other_stage == 1 ? bucket.baseline.stage1 : bucket.baseline.stage2;
@@ -31,7 +31,7 @@ std::optional<search::KernelConfig> partner(const BucketPlan& bucket, int other_
 
 // The machine code of a pipeline: both stages' digests, or nullopt when either is unknown
 // (no digests for this bucket, or a unit that did not compile): then only names compare.
-std::optional<std::string> pipeline_code(const BucketPlan& bucket, const TunePair& pair) {
+std::optional<std::string> pipeline_code(const measure::BucketPlan& bucket, const measure::TunePair& pair) {
   if (!bucket.code_digests) return std::nullopt;
   auto const s1 = bucket.code_digests->find(pair.stage1.name());
   auto const s2 = bucket.code_digests->find(pair.stage2.name());
@@ -44,9 +44,9 @@ std::optional<std::string> pipeline_code(const BucketPlan& bucket, const TunePai
 
 // A fixed pair: every plan candidate that is one of its two stages points at it; anything
 // else in the plan is not timed (requalification asks about one pipeline only).
-CandidatePairs fixed_candidate_pairs(const BucketPlan& bucket) {
+CandidatePairs fixed_candidate_pairs(const measure::BucketPlan& bucket) {
   CandidatePairs out;
-  TunePair const fixed{bucket.fixed_pair->stage1, bucket.fixed_pair->stage2};
+  measure::TunePair const fixed{bucket.fixed_pair->stage1, bucket.fixed_pair->stage2};
   bool const is_baseline = fixed == baseline_pair(bucket);
   if (!is_baseline) out.pairs.push_back(fixed);
   for (auto const& c : bucket.candidates) {
@@ -69,10 +69,10 @@ CandidatePairs fixed_candidate_pairs(const BucketPlan& bucket) {
 
 }  // namespace
 
-CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
+CandidatePairs make_candidate_pairs(const measure::BucketPlan& bucket) {
   if (bucket.fixed_pair) return fixed_candidate_pairs(bucket);
   CandidatePairs out;
-  TunePair const base = baseline_pair(bucket);
+  measure::TunePair const base = baseline_pair(bucket);
   auto const base_code = pipeline_code(bucket, base);
   std::map<std::string, std::size_t> index;       // by pipeline name
   std::map<std::string, std::size_t> code_index;  // by pipeline machine code
@@ -93,7 +93,7 @@ CandidatePairs make_candidate_pairs(const BucketPlan& bucket) {
       out.slots.push_back(std::move(slot));
       continue;
     }
-    TunePair pair = c.config.stage == 1 ? TunePair{c.config, *p} : TunePair{*p, c.config};
+    measure::TunePair pair = c.config.stage == 1 ? measure::TunePair{c.config, *p} : measure::TunePair{*p, c.config};
     auto const code = pipeline_code(bucket, pair);
     if (pair == base || (code && code == base_code)) {
       slot.is_baseline_pair = true;

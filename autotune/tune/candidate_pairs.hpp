@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::tune {
@@ -38,11 +38,11 @@ struct CandidateSlot {
 };
 
 struct CandidatePairs {
-  std::vector<TunePair> pairs;       // distinct, none equal to the baseline
+  std::vector<measure::TunePair> pairs;       // distinct, none equal to the baseline
   std::vector<CandidateSlot> slots;  // one per plan candidate, in plan order
 };
 
-[[nodiscard]] TunePair baseline_pair(const BucketPlan& bucket);
-[[nodiscard]] CandidatePairs make_candidate_pairs(const BucketPlan& bucket);
+[[nodiscard]] measure::TunePair baseline_pair(const measure::BucketPlan& bucket);
+[[nodiscard]] CandidatePairs make_candidate_pairs(const measure::BucketPlan& bucket);
 
 }  // namespace moetune::tune

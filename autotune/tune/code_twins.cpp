@@ -7,16 +7,16 @@
 
 namespace moetune::tune {
 
-CodeDigests code_digests_of(const jit::CompileReport& report) {
-  CodeDigests out;
+measure::CodeDigests code_digests_of(const jit::CompileReport& report) {
+  measure::CodeDigests out;
   for (auto const& o : report.outcomes) {
     if (!o.code_digest.empty()) out.emplace(o.unit_name, o.code_digest);
   }
   return out;
 }
 
-void attach_code_digests(TunePlan& plan, CodeDigests digests) {
-  auto const shared = std::make_shared<const CodeDigests>(std::move(digests));
+void attach_code_digests(TunePlan& plan, measure::CodeDigests digests) {
+  auto const shared = std::make_shared<const measure::CodeDigests>(std::move(digests));
   for (auto& bucket : plan.buckets) bucket.code_digests = shared;
 }
 

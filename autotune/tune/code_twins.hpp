@@ -12,10 +12,10 @@
 namespace moetune::tune {
 
 // Unit name -> code digest of every unit that compiled.
-[[nodiscard]] CodeDigests code_digests_of(const jit::CompileReport& report);
+[[nodiscard]] measure::CodeDigests code_digests_of(const jit::CompileReport& report);
 
 // Shares `digests` with every bucket of the plan.
-void attach_code_digests(TunePlan& plan, CodeDigests digests);
+void attach_code_digests(TunePlan& plan, measure::CodeDigests digests);
 
 struct CodeTwinCount {
   std::size_t baseline_twins = 0;  // candidates with the baseline's code: not candidates

@@ -4,7 +4,7 @@
 
 namespace moetune::tune {
 
-const Arm& ConfirmArms::operator[](ConfirmRole role) const {
+const measure::Arm& ConfirmArms::operator[](ConfirmRole role) const {
   switch (role) {
     case ConfirmRole::baseline: return baseline;
     case ConfirmRole::candidate: return candidate;
@@ -37,15 +37,15 @@ struct CandidateFaulted {
   CandidateFault fault;
 };
 
-double sample_role(Sampler& sampler, const ConfirmArms& arms, ConfirmRole role) {
+double sample_role(measure::Sampler& sampler, const ConfirmArms& arms, ConfirmRole role) {
   auto const& label = arms[role].label;
   if (role != ConfirmRole::candidate) {
     // The control arm is the baseline's code: its fault is the baseline's and propagates.
-    return sampler.sample_us(label, TimedUnit::full);
+    return sampler.sample_us(label, measure::TimedUnit::full);
   }
   try {
-    return sampler.sample_us(label, TimedUnit::full);
-  } catch (const SamplerError& e) {
+    return sampler.sample_us(label, measure::TimedUnit::full);
+  } catch (const measure::SamplerError& e) {
     if (e.arm() != label) throw;
     throw CandidateFaulted{{e.kind(), e.what(), false}};
   }
@@ -85,7 +85,7 @@ stats::GateVerdict combined(const stats::GateVerdict& vs_baseline,
 
 }  // namespace
 
-ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& options,
+ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOptions& options,
                                     const ConfirmArms& arms, const AttemptLayout& layout) {
   if (layout.blocks.empty()) {
     throw std::invalid_argument("run_confirmation: needs at least one block");
@@ -105,8 +105,8 @@ ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& opt
   att.layout = layout;
   try {
     for (auto const& block : layout.blocks) {
-      BlockSpec spec;
-      spec.phase = Phase::confirm;
+      measure::BlockSpec spec;
+      spec.phase = measure::Phase::confirm;
       spec.attempt = layout.attempt;
       spec.index = block.index;
       spec.seed = block.seed;
@@ -114,7 +114,7 @@ ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& opt
       for (auto role : block.build_order) spec.arms.push_back(arms[role]);
       try {
         sampler.begin_block(spec);
-      } catch (const SamplerError& e) {
+      } catch (const measure::SamplerError& e) {
         if (e.arm() != cand) throw;
         out.fault = CandidateFault{e.kind(), e.what(), true};
         return out;

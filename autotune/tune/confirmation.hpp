@@ -19,9 +19,9 @@
 #include "autotune/stats/gate.hpp"
 #include "autotune/stats/paired_comparison.hpp"
 #include "autotune/tune/confirmation_layout.hpp"
-#include "autotune/tune/outcome.hpp"
+#include "autotune/measure/outcome.hpp"
 #include "autotune/tune/protocol_options.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
 namespace moetune::tune {
 
@@ -53,16 +53,16 @@ struct ConfirmAttempt {
 // The three arms of every confirmation block. Their labels must differ; the control runs the
 // baseline's pipeline (and the baseline's delay, if any).
 struct ConfirmArms {
-  Arm baseline;
-  Arm candidate;
-  Arm control;
-  [[nodiscard]] const Arm& operator[](ConfirmRole role) const;
+  measure::Arm baseline;
+  measure::Arm candidate;
+  measure::Arm control;
+  [[nodiscard]] const measure::Arm& operator[](ConfirmRole role) const;
 };
 
 // A candidate that faulted while its block was built or while it was timed: the attempt is
 // abandoned, and the caller gives the candidate this outcome (launch_error, timeout).
 struct CandidateFault {
-  Outcome kind = Outcome::launch_error;
+  measure::Outcome kind = measure::Outcome::launch_error;
   std::string message;
   bool while_building = false;  // in begin_block, not in sample_us
 };
@@ -84,7 +84,7 @@ inline constexpr const char* kConfirmationOrderDesign = "balanced-random-v1";
 [[nodiscard]] std::string confirmation_order_rule();
 [[nodiscard]] std::string confirmation_control_rule();
 
-[[nodiscard]] ConfirmationResult run_confirmation(Sampler& sampler, const ProtocolOptions& options,
+[[nodiscard]] ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOptions& options,
                                                   const ConfirmArms& arms,
                                                   const AttemptLayout& layout);
 

@@ -82,7 +82,7 @@ AttemptLayout plan_attempt(std::uint64_t run_seed, int attempt, int blocks, int 
   for (int b = 0; b < blocks; ++b) {
     BlockLayout block;
     block.index = b;
-    block.seed = block_seed(run_seed, Phase::confirm, attempt, b);
+    block.seed = block_seed(run_seed, measure::Phase::confirm, attempt, b);
     block.build_order = build_orders.draw();
     moe::Rng pad(stream(run_seed, attempt, b, LayoutStream::pad));
     block.placement_pad_bytes = kPlacementPadStep * pad.below(kMaxPlacementPadSteps);

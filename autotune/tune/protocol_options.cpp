@@ -12,7 +12,7 @@ namespace {
 std::uint64_t mix(std::uint64_t z) { return moe::splitmix64(z); }
 }  // namespace
 
-bool CalibrationScope::matches(const BucketPlan& bucket) const {
+bool CalibrationScope::matches(const measure::BucketPlan& bucket) const {
   auto a = shape;
   auto b = bucket.shape;
   a.tokens = b.tokens = 0;
@@ -25,7 +25,7 @@ std::string CalibrationScope::describe() const {
                      shape.experts, shape.topk, moe::to_string(shape.dtype), M, baseline);
 }
 
-std::uint64_t block_seed(std::uint64_t run_seed, Phase phase, int attempt, int index) {
+std::uint64_t block_seed(std::uint64_t run_seed, measure::Phase phase, int attempt, int index) {
   std::uint64_t h = mix(run_seed);
   h = mix(h ^ static_cast<std::uint64_t>(phase));
   h = mix(h ^ static_cast<std::uint64_t>(attempt));

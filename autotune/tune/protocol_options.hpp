@@ -7,7 +7,7 @@
 
 #include "autotune/moe/moe_shape.hpp"
 #include "autotune/stats/gate.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
 namespace moetune::tune {
 
@@ -17,7 +17,7 @@ struct CalibrationScope {
   moe::MoeShape shape;  // tokens ignored
   std::int64_t M = 0;
   std::string baseline;  // TunePair::name()
-  [[nodiscard]] bool matches(const BucketPlan& bucket) const;
+  [[nodiscard]] bool matches(const measure::BucketPlan& bucket) const;
   [[nodiscard]] std::string describe() const;  // "H=5120 I=640 E=384 topk=6 a16w4 at M=8, baseline ..."
 };
 
@@ -52,6 +52,6 @@ struct ProtocolOptions {
 
 // The seed of one block's inputs: a pure function of the run seed and the block's place, so
 // the manifest can declare every confirmation seed before anything is measured.
-[[nodiscard]] std::uint64_t block_seed(std::uint64_t run_seed, Phase phase, int attempt, int index);
+[[nodiscard]] std::uint64_t block_seed(std::uint64_t run_seed, measure::Phase phase, int attempt, int index);
 
 }  // namespace moetune::tune

@@ -110,7 +110,7 @@ RequalifyCase requalify_case(const io::FmoeRow& row, search::Arch arch,
     c.skip_reason = "no moe-tune kernel for this key: " + *why;
     return c;
   }
-  auto& b = std::get<BucketPlan>(planned);
+  auto& b = std::get<measure::BucketPlan>(planned);
   auto const s1 = std::get<search::KernelConfig>(k1);
   auto const s2 = std::get<search::KernelConfig>(k2);
   for (auto const& cfg : {s1, s2}) {
@@ -120,7 +120,7 @@ RequalifyCase requalify_case(const io::FmoeRow& row, search::Arch arch,
     b.candidates[1].pruned_reason = fmt::format(
         "block_m {} differs from stage one's {}: the stages share the sort", s2.block_m, s1.block_m);
   }
-  b.fixed_pair = BucketPlan::FixedPair{s1, s2};
+  b.fixed_pair = measure::BucketPlan::FixedPair{s1, s2};
   c.plan = std::move(b);
   return c;
 }
@@ -140,21 +140,21 @@ RequalifyResult requalify_verdict(BucketResult b) {
     } else {
       auto const& rec = b.pairs[0];
       switch (rec.outcome) {
-        case Outcome::qualified: r.verdict = RequalifyVerdict::still_qualifies; break;
-        case Outcome::slower:
-        case Outcome::not_significant: r.verdict = RequalifyVerdict::no_longer_qualifies; break;
-        case Outcome::compile_error: r.verdict = RequalifyVerdict::does_not_compile; break;
-        case Outcome::wrong_result: r.verdict = RequalifyVerdict::wrong_result; break;
-        case Outcome::control_failed: r.verdict = RequalifyVerdict::control_failed; break;
-        case Outcome::launch_error:
-        case Outcome::timeout:
+        case measure::Outcome::qualified: r.verdict = RequalifyVerdict::still_qualifies; break;
+        case measure::Outcome::slower:
+        case measure::Outcome::not_significant: r.verdict = RequalifyVerdict::no_longer_qualifies; break;
+        case measure::Outcome::compile_error: r.verdict = RequalifyVerdict::does_not_compile; break;
+        case measure::Outcome::wrong_result: r.verdict = RequalifyVerdict::wrong_result; break;
+        case measure::Outcome::control_failed: r.verdict = RequalifyVerdict::control_failed; break;
+        case measure::Outcome::launch_error:
+        case measure::Outcome::timeout:
         // The default failed or the bucket could not be set up: the row's pair never ran
         // against it, which is no verdict on the row.
-        case Outcome::baseline_failed:
-        case Outcome::setup_failed: r.verdict = RequalifyVerdict::failed_to_run; break;
-        case Outcome::pruned: r.verdict = RequalifyVerdict::not_valid; break;
+        case measure::Outcome::baseline_failed:
+        case measure::Outcome::setup_failed: r.verdict = RequalifyVerdict::failed_to_run; break;
+        case measure::Outcome::pruned: r.verdict = RequalifyVerdict::not_valid; break;
       }
-      r.detail = rec.outcome == Outcome::qualified ? figures(b) : join(figures(b), rec.reason);
+      r.detail = rec.outcome == measure::Outcome::qualified ? figures(b) : join(figures(b), rec.reason);
     }
   }
   r.bucket = std::move(b);

@@ -39,7 +39,7 @@ struct RequalifyCase {
   io::FmoeKey key;
   std::string kernel1, kernel2;
   std::optional<double> table_us;  // the row's own `us`
-  std::optional<BucketPlan> plan;  // the bucket to re-check; empty when skipped
+  std::optional<measure::BucketPlan> plan;  // the bucket to re-check; empty when skipped
   std::string skip_reason;
 };
 

@@ -22,11 +22,11 @@ std::size_t TunePlan::pruned_count() const {
   return n;
 }
 
-std::variant<BucketPlan, std::string> plan_bucket(const io::FmoeRow& row, search::Arch arch) {
+std::variant<measure::BucketPlan, std::string> plan_bucket(const io::FmoeRow& row, search::Arch arch) {
   std::int64_t const M = row.actual_m.value_or(row.key.token);
   auto shape_or_reason = shape_from_key(row.key, M, arch);
   if (auto* reason = std::get_if<std::string>(&shape_or_reason)) return *reason;
-  BucketPlan bucket;
+  measure::BucketPlan bucket;
   bucket.key = row.key;
   bucket.line = row.line;
   bucket.M = M;
@@ -45,7 +45,7 @@ TunePlan make_tune_plan(const io::FmoeTable& untuned, const search::SearchSpace&
       plan.skipped.push_back({row.key, row.line, *reason});
       continue;
     }
-    auto& bucket = std::get<BucketPlan>(planned);
+    auto& bucket = std::get<measure::BucketPlan>(planned);
     bucket.candidates = search::enumerate(space, arch, bucket.shape);
     plan.buckets.push_back(std::move(bucket));
   }

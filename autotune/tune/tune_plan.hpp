@@ -15,34 +15,10 @@
 #include "autotune/jit/kernel_source.hpp"
 #include "autotune/moe/moe_shape.hpp"
 #include "autotune/search/default_config.hpp"
+#include "autotune/measure/bucket_plan.hpp"
 #include "autotune/search/search_space.hpp"
 
 namespace moetune::tune {
-
-// Unit name (KernelConfig::name()) -> digest of its machine code (jit/machine_code_digest.hpp).
-using CodeDigests = std::map<std::string, std::string>;
-
-struct BucketPlan {
-  io::FmoeKey key;
-  std::int64_t line = 0;  // in the untuned list
-  std::int64_t M = 0;     // actual_m when the list gives one, else the bucket's token count
-  moe::MoeShape shape;
-  search::DefaultConfigs baseline;
-  std::vector<search::Candidate> candidates;  // stage one first, then stage two
-  // Set: time exactly this pipeline against the baseline and nothing else (`moe-tune
-  // requalify` re-checks a tuned row's pair through the same protocol). The candidates are
-  // then the pair's two configurations; make_candidate_pairs pairs them with each other,
-  // never with a partner of its own choosing.
-  struct FixedPair {
-    search::KernelConfig stage1;
-    search::KernelConfig stage2;
-  };
-  std::optional<FixedPair> fixed_pair;
-  // Machine-code digests of the compiled units (code_digests.hpp), shared by every bucket of
-  // a plan; null when no code exists (a replayed run): candidates are then told apart by name
-  // only, and code twins are timed as if they differed.
-  std::shared_ptr<const CodeDigests> code_digests;
-};
 
 struct SkippedRow {
   io::FmoeKey key;
@@ -52,7 +28,7 @@ struct SkippedRow {
 
 struct TunePlan {
   search::Arch arch = search::Arch::sm_90;
-  std::vector<BucketPlan> buckets;
+  std::vector<measure::BucketPlan> buckets;
   std::vector<SkippedRow> skipped;
 
   [[nodiscard]] std::size_t candidate_count() const;
@@ -61,7 +37,7 @@ struct TunePlan {
 
 // One row's bucket without candidates: the M it is timed at (actual_m, else token), its
 // shape and the default configuration — or why no moe-tune kernel covers the row's key.
-[[nodiscard]] std::variant<BucketPlan, std::string> plan_bucket(const io::FmoeRow& row,
+[[nodiscard]] std::variant<measure::BucketPlan, std::string> plan_bucket(const io::FmoeRow& row,
                                                                 search::Arch arch);
 
 [[nodiscard]] TunePlan make_tune_plan(const io::FmoeTable& untuned,

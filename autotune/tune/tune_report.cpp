@@ -11,7 +11,7 @@ nlohmann::json opt_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json to_json(const Verification& v) {
+nlohmann::json to_json(const measure::Verification& v) {
   return {{"passed", v.passed},   {"detail", v.detail},   {"checks", v.checks},
           {"max_abs", v.max_abs}, {"max_rel", v.max_rel}, {"err1", v.err1},
           {"err2", v.err2},       {"max_abs_vs_baseline", v.max_abs_vs_baseline},

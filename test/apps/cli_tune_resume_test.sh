@@ -154,7 +154,7 @@ fi
 # The digest is the documented one (docs/tuning.md): `sha256sum FILES | sha256sum` at the root.
 decision_code=$(cd "$source_dir" && sha256sum autotune/search/default_config.cpp \
   $(LC_ALL=C ls autotune/stats/*.cpp) autotune/tune/bucket_tuner.cpp autotune/tune/confirmation.cpp \
-  autotune/tune/confirmation_layout.cpp autotune/tune/served_tokens.cpp \
+  autotune/tune/confirmation_layout.cpp autotune/measure/served_tokens.cpp \
   autotune/tune/candidate_pairs.cpp autotune/tune/calibration.cpp autotune/exec/verifier.cpp \
   autotune/moe/compare.cpp autotune/moe/reference.cpp | sha256sum | cut -d' ' -f1)
 if head -1 "$journal" | grep -q "\"decision_code_sha256\":\"$decision_code\"" &&

@@ -19,7 +19,7 @@ using Catch::Contains;
 namespace {
 
 // The backbone bucket calibrate measures by default (token 8 timed at M = 8).
-tune::BucketPlan calibrated_bucket() { return test::make_bucket(8, 8, 1); }
+measure::BucketPlan calibrated_bucket() { return test::make_bucket(8, 8, 1); }
 
 // The shape of `moe-tune calibrate --json` (apps/moe-tune/cmd_calibrate.cpp) for the default
 // design: 6 x 6 pairs, gate 1 %, 29 of 36 wins, control 0.5, block share 0.5, one remeasure.

@@ -17,7 +17,7 @@ using moetune::test::quiet_model;
 namespace {
 
 // The calibrate default: the backbone timed at M=8.
-tune::BucketPlan decode_bucket() { return make_bucket(8, 8, 1); }
+measure::BucketPlan decode_bucket() { return make_bucket(8, 8, 1); }
 
 tune::CalibrationOptions options(int null_trials, int power_trials,
                                  std::vector<double> slowdowns) {
@@ -32,7 +32,7 @@ tune::CalibrationOptions options(int null_trials, int power_trials,
 
 TEST_CASE("calibrate: the null case of a quiet, unbiased model never qualifies", "[tune]") {
   auto const bucket = decode_bucket();
-  tune::ReplaySampler sampler(quiet_model(11));
+  measure::ReplaySampler sampler(quiet_model(11));
   auto const r = tune::calibrate(bucket, sampler, options(40, 0, {}));
   REQUIRE(r.cases.size() == 1);
   auto const& null = r.cases.front();
@@ -75,7 +75,7 @@ TEST_CASE("calibrate: the null case of a quiet, unbiased model never qualifies",
 
 TEST_CASE("calibrate: a 3% slowdown of the baseline is found nearly every time", "[tune]") {
   auto const bucket = decode_bucket();
-  tune::ReplaySampler sampler(quiet_model(12));
+  measure::ReplaySampler sampler(quiet_model(12));
   auto const r = tune::calibrate(bucket, sampler, options(0, 30, {0.01, 0.03}));
   REQUIRE(r.cases.size() == 2);
   // The delay is sized from the baseline's own measured median (100 us in the model).
@@ -102,7 +102,7 @@ TEST_CASE("calibrate: a placement-biased candidate arm shows as false qualificat
   // the very same code. A calibration that reported a low rate here would be worthless.
   auto model = quiet_model(13);
   model.arm_bias["candidate"] = -0.02;
-  tune::ReplaySampler sampler(model);
+  measure::ReplaySampler sampler(model);
   auto const bucket = decode_bucket();
   auto const r = tune::calibrate(bucket, sampler, options(20, 20, {0.03}));
   auto const* null = r.null_case();
@@ -116,7 +116,7 @@ TEST_CASE("calibrate: a placement-biased candidate arm shows as false qualificat
 TEST_CASE("calibrate: a biased control is re-measured once, then blocks qualification", "[tune]") {
   auto model = quiet_model(14);
   model.arm_bias["control"] = 0.02;  // the control arm alone 2 % slower: the timing is biased
-  tune::ReplaySampler sampler(model);
+  measure::ReplaySampler sampler(model);
   auto const r = tune::calibrate(decode_bucket(), sampler, options(0, 10, {0.05}));
   auto const& c = r.cases.front();
   CHECK(c.qualified() == 0);
@@ -126,7 +126,7 @@ TEST_CASE("calibrate: a biased control is re-measured once, then blocks qualific
 }
 
 TEST_CASE("calibrate: the verdict against the targets", "[tune]") {
-  tune::ReplaySampler sampler(quiet_model(15));
+  measure::ReplaySampler sampler(quiet_model(15));
   auto const r = tune::calibrate(decode_bucket(), sampler, options(400, 60, {0.02, 0.05}));
   auto const v = tune::judge_targets(r, {});
   CHECK(v.false_rate_met);
@@ -168,7 +168,7 @@ TEST_CASE("calibrate: the verdict against the targets", "[tune]") {
 }
 
 TEST_CASE("calibrate: rejects impossible options", "[tune]") {
-  tune::ReplaySampler sampler(quiet_model());
+  measure::ReplaySampler sampler(quiet_model());
   auto const bucket = decode_bucket();
   CHECK_THROWS_AS(tune::calibrate(bucket, sampler, options(1, 1, {1.5})), std::invalid_argument);
   CHECK_THROWS_AS(tune::calibrate(bucket, sampler, options(-1, 1, {0.03})),
@@ -178,10 +178,10 @@ TEST_CASE("calibrate: rejects impossible options", "[tune]") {
 TEST_CASE("calibrate: a baseline that fails verification stops it", "[tune]") {
   auto const bucket = decode_bucket();
   auto model = quiet_model();
-  tune::Verification bad;
+  measure::Verification bad;
   bad.passed = false;
   bad.detail = "y differs";
   model.verification[tune::baseline_pair(bucket).name()] = bad;
-  tune::ReplaySampler sampler(model);
+  measure::ReplaySampler sampler(model);
   CHECK_THROWS_AS(tune::calibrate(bucket, sampler, options(2, 0, {})), Error);
 }

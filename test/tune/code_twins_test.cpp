@@ -10,6 +10,7 @@
 
 using namespace moetune;
 using namespace moetune::tune;
+using namespace moetune::measure;
 using moetune::test::baseline_name;
 using moetune::test::make_bucket;
 using moetune::test::pipeline_name;

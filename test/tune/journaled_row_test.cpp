@@ -9,6 +9,7 @@
 
 using namespace moetune;
 using namespace moetune::tune;
+using namespace moetune::measure;
 
 namespace {
 

@@ -9,6 +9,7 @@
 
 using namespace moetune;
 using namespace moetune::tune;
+using namespace moetune::measure;
 using moetune::test::baseline_name;
 using moetune::test::count_prefix;
 using moetune::test::make_bucket;

@@ -10,13 +10,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "autotune/tune/remote_sampler.hpp"
-#include "autotune/tune/sampler_wire.hpp"
+#include "autotune/measure/remote_sampler.hpp"
+#include "autotune/measure/sampler_wire.hpp"
 #include "test/support/test_paths.hpp"
 #include "test/tune/tune_fixtures.hpp"
 
 using namespace moetune;
 using namespace moetune::tune;
+using namespace moetune::measure;
 using moetune::test::baseline_name;
 using moetune::test::make_bucket;
 using moetune::test::pipeline_name;

@@ -15,6 +15,7 @@
 
 using namespace moetune;
 using namespace moetune::tune;
+using namespace moetune::measure;
 using moetune::test::make_bucket;
 using moetune::test::pipeline_name;
 using moetune::test::quiet_model;

@@ -9,13 +9,13 @@
 #include "autotune/search/default_config.hpp"
 #include "autotune/tune/bucket_tuner.hpp"
 #include "autotune/tune/candidate_pairs.hpp"
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
 #include "autotune/tune/shape_from_key.hpp"
 
 namespace moetune::test {
 
-inline tune::BucketPlan make_bucket(std::int64_t token, std::int64_t M, int variants) {
-  tune::BucketPlan b;
+inline measure::BucketPlan make_bucket(std::int64_t token, std::int64_t M, int variants) {
+  measure::BucketPlan b;
   b.key.token = token;
   b.key.model_dim = 5120;
   b.key.inter_dim = 640;
@@ -48,16 +48,16 @@ inline tune::BucketPlan make_bucket(std::int64_t token, std::int64_t M, int vari
 }
 
 // The pipeline name of the plan's i-th candidate (stage one variant + baseline stage two).
-inline std::string pipeline_name(const tune::BucketPlan& b, std::size_t i) {
-  return tune::TunePair{b.candidates.at(i).config, b.baseline.stage2}.name();
+inline std::string pipeline_name(const measure::BucketPlan& b, std::size_t i) {
+  return measure::TunePair{b.candidates.at(i).config, b.baseline.stage2}.name();
 }
-inline std::string baseline_name(const tune::BucketPlan& b) {
+inline std::string baseline_name(const measure::BucketPlan& b) {
   return tune::baseline_pair(b).name();
 }
 
 // Default: every pipeline 100 µs with 0.2 % noise and 0.1 % placement per arm and block.
-inline tune::ReplayModel quiet_model(std::uint64_t seed = 7) {
-  tune::ReplayModel m;
+inline measure::ReplayModel quiet_model(std::uint64_t seed = 7) {
+  measure::ReplayModel m;
   m.seed = seed;
   m.default_mean_us = 100;
   m.noise = 0.002;

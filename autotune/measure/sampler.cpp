@@ -1,6 +1,6 @@
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 std::string TunePair::name() const { return stage1.name() + "+" + stage2.name(); }
 
@@ -23,4 +23,4 @@ std::string_view to_string(TimedUnit unit) {
   return "unknown";
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

@@ -18,7 +18,7 @@
 #include "autotune/jit/compiler.hpp"
 #include "autotune/jit/kernel_source.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 struct TestFault {
   enum class Kind { trap, spin };
@@ -55,4 +55,4 @@ class TestFaultInjector {
   std::optional<gpu::DeviceBuffer> m_flag;  // zeroed, never written: what spin waits on
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

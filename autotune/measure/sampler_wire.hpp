@@ -7,10 +7,10 @@
 // infinite distance) travel as the strings "inf", "-inf" and "nan".
 #include <nlohmann/json.hpp>
 
-#include "autotune/tune/sampler.hpp"
-#include "autotune/tune/tune_plan.hpp"
+#include "autotune/measure/sampler.hpp"
+#include "autotune/measure/bucket_plan.hpp"
 
-namespace moetune::tune::wire {
+namespace moetune::measure::wire {
 
 // Only what a Sampler reads of a bucket: key, line, M, shape, baseline and the candidates.
 [[nodiscard]] nlohmann::json to_json(const BucketPlan& bucket);
@@ -37,4 +37,4 @@ namespace moetune::tune::wire {
 [[nodiscard]] TimedUnit parse_unit(std::string_view text);
 [[nodiscard]] Outcome outcome_from_json(const nlohmann::json& j);
 
-}  // namespace moetune::tune::wire
+}  // namespace moetune::measure::wire

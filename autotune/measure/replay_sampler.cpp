@@ -1,4 +1,4 @@
-#include "autotune/tune/replay_sampler.hpp"
+#include "autotune/measure/replay_sampler.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "autotune/core/error.hpp"
 #include "autotune/core/sha256.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 namespace {
 
@@ -288,4 +288,4 @@ double ReplaySampler::sample_us(std::string_view arm_label, TimedUnit unit) {
   return mean * (1.0 + rel) + delay_us;
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

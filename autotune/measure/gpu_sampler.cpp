@@ -1,4 +1,4 @@
-#include "autotune/tune/gpu_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/moe/mx_formats.hpp"
 #include "autotune/moe/workload.hpp"
-#include "autotune/tune/served_tokens.hpp"
+#include "autotune/measure/served_tokens.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 GpuSampler::GpuSampler(const gpu::Device& device, search::Arch arch, exec::UnitCompiler& compiler,
                        GpuSamplerOptions options)
@@ -258,4 +258,4 @@ double GpuSampler::sample_us(std::string_view arm, TimedUnit unit) {
                           arm));
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "autotune/jit/compile_pool.hpp"
-#include "autotune/tune/test_fault.hpp"
+#include "autotune/measure/test_fault.hpp"
 
 using namespace moetune;
-using namespace moetune::tune;
+using namespace moetune::measure;
 
 TEST_CASE("test-fault specs parse, bad ones are refused with the form", "[tune]") {
   auto const f = parse_test_faults("t16x32x64=trap,ks1_dw0_reduce=spin@build");

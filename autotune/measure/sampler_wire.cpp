@@ -1,4 +1,4 @@
-#include "autotune/tune/sampler_wire.hpp"
+#include "autotune/measure/sampler_wire.hpp"
 
 #include <cmath>
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "autotune/core/error.hpp"
 
-namespace moetune::tune::wire {
+namespace moetune::measure::wire {
 
 using nlohmann::json;
 
@@ -271,4 +271,4 @@ SamplerError sampler_error_from_json(const json& j) {
           j.at("message").get<std::string>()};
 }
 
-}  // namespace moetune::tune::wire
+}  // namespace moetune::measure::wire

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 struct ReplayModel {
   std::uint64_t seed = 1;
@@ -118,4 +118,4 @@ class ReplaySampler final : public Sampler {
   std::map<std::string, std::size_t> m_recorded_pos;
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

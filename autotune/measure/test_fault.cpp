@@ -1,4 +1,4 @@
-#include "autotune/tune/test_fault.hpp"
+#include "autotune/measure/test_fault.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "autotune/core/error.hpp"
 #include "autotune/jit/compile_pool.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 namespace {
 
@@ -99,4 +99,4 @@ bool TestFaultInjector::inject(const std::string& pair_name, TestFault::When whe
   return false;
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

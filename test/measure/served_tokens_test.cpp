@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "autotune/core/error.hpp"
-#include "autotune/tune/served_tokens.hpp"
+#include "autotune/measure/served_tokens.hpp"
 
 using namespace moetune;
-using tune::served_tokens;
-using tune::verification_ms;
+using measure::served_tokens;
+using measure::verification_ms;
 using V = std::vector<std::int64_t>;
 
 TEST_CASE("a bucket's row serves M = token/2 + 1 ... token", "[tune]") {

@@ -34,9 +34,9 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/core/worker_process.hpp"
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 // Seconds each call may take before the worker is killed. Generous where a call may compile
 // or generate seeded weights; samples are bounded by what the arm took before.
@@ -104,4 +104,4 @@ class RemoteSampler final : public Sampler {
   std::map<std::string, double> m_last_us;  // "arm/unit": last good sample, this block
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

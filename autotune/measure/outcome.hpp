@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 enum class Outcome {
   pruned,           // invalid for the shape/arch (the rule that rejected it is the reason)
@@ -29,4 +29,4 @@ enum class Outcome {
 [[nodiscard]] std::string_view to_string(Outcome outcome);
 [[nodiscard]] std::optional<Outcome> parse_outcome(std::string_view text);
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

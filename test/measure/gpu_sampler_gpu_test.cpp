@@ -12,7 +12,7 @@
 #include "autotune/search/default_config.hpp"
 #include "autotune/search/test_break.hpp"
 #include "autotune/search/validity.hpp"
-#include "autotune/tune/gpu_sampler.hpp"
+#include "autotune/measure/gpu_sampler.hpp"
 
 using namespace moetune;
 using Catch::Matchers::Contains;
@@ -33,8 +33,8 @@ exec::UnitCompiler& compiler() {
 }
 
 // A small A16W4 layer (fast weights and reference), bucket `token` timed at M.
-tune::BucketPlan small_bucket(std::int64_t token, std::int64_t M) {
-  tune::BucketPlan b;
+measure::BucketPlan small_bucket(std::int64_t token, std::int64_t M) {
+  measure::BucketPlan b;
   b.key.token = token;
   b.M = M;
   b.shape.hidden = 1024;
@@ -47,13 +47,13 @@ tune::BucketPlan small_bucket(std::int64_t token, std::int64_t M) {
   return b;
 }
 
-tune::TunePair baseline_pair(const tune::BucketPlan& b) {
+measure::TunePair baseline_pair(const measure::BucketPlan& b) {
   return {b.baseline.stage1, b.baseline.stage2};
 }
 
 // The baseline with the other stage-two mode (same block_m, so the pair is valid), or the
 // baseline itself where the rules refuse it: either way a separately built arm.
-tune::TunePair candidate_pair(const tune::BucketPlan& b) {
+measure::TunePair candidate_pair(const measure::BucketPlan& b) {
   auto s2 = b.baseline.stage2;
   s2.stage2_mode = s2.stage2_mode == search::Stage2Mode::reduce ? search::Stage2Mode::atomic
                                                                 : search::Stage2Mode::reduce;
@@ -63,7 +63,7 @@ tune::TunePair candidate_pair(const tune::BucketPlan& b) {
 
 // begin_bucket, then the baseline prepared and quick-checked (which must pass: the timed M
 // is right in every test here), as the protocol does before any verify.
-tune::TunePair quick_checked_baseline(tune::GpuSampler& sampler, const tune::BucketPlan& bucket,
+measure::TunePair quick_checked_baseline(measure::GpuSampler& sampler, const measure::BucketPlan& bucket,
                                       const std::string& expected_check) {
   sampler.begin_bucket(bucket);
   auto const pair = baseline_pair(bucket);
@@ -79,7 +79,7 @@ tune::TunePair quick_checked_baseline(tune::GpuSampler& sampler, const tune::Buc
 
 TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms, samples",
           "[gpu][tune][sampler]") {
-  tune::GpuSampler sampler(device(), arch(), compiler());
+  measure::GpuSampler sampler(device(), arch(), compiler());
   auto const bucket = small_bucket(16, 12);
   sampler.begin_bucket(bucket);
   auto const base = baseline_pair(bucket);
@@ -107,20 +107,20 @@ TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms
   }
 
   for (int block = 0; block < 2; ++block) {
-    tune::BlockSpec spec;
-    spec.phase = tune::Phase::confirm;
+    measure::BlockSpec spec;
+    spec.phase = measure::Phase::confirm;
     spec.index = block;
     spec.seed = 100 + static_cast<std::uint64_t>(block);
-    spec.arms = {tune::Arm("baseline", base), tune::Arm("candidate", cand), tune::Arm("control", base)};
-    spec.units = {tune::TimedUnit::full, tune::TimedUnit::stage1, tune::TimedUnit::stage2};
+    spec.arms = {measure::Arm("baseline", base), measure::Arm("candidate", cand), measure::Arm("control", base)};
+    spec.units = {measure::TimedUnit::full, measure::TimedUnit::stage1, measure::TimedUnit::stage2};
     sampler.begin_block(spec);
     for (auto const* arm : {"baseline", "candidate", "control"}) {
       for (int i = 0; i < 3; ++i) {
         INFO("block " << block << " arm " << arm << " sample " << i);
-        double const full = sampler.sample_us(arm, tune::TimedUnit::full);
-        double const stage2 = sampler.sample_us(arm, tune::TimedUnit::stage2);
+        double const full = sampler.sample_us(arm, measure::TimedUnit::full);
+        double const stage2 = sampler.sample_us(arm, measure::TimedUnit::stage2);
         // Stage one alone is a difference of two replays, clamped at 0: finite, not negative.
-        double const stage1 = sampler.sample_us(arm, tune::TimedUnit::stage1);
+        double const stage1 = sampler.sample_us(arm, measure::TimedUnit::stage1);
         CHECK(std::isfinite(full));
         CHECK(full > 0.0);
         CHECK(std::isfinite(stage2));
@@ -130,15 +130,15 @@ TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms
         CHECK(full < 1e6);  // a microsecond figure, not cycles or nanoseconds gone wrong
       }
     }
-    CHECK_THROWS(sampler.sample_us("no such arm", tune::TimedUnit::full));
+    CHECK_THROWS(sampler.sample_us("no such arm", measure::TimedUnit::full));
   }
 }
 
 TEST_CASE("GpuSampler verify also checks under the run's routing at every bucket M",
           "[gpu][tune][sampler]") {
-  tune::GpuSamplerOptions options;
+  measure::GpuSamplerOptions options;
   options.routing = moe::parse_routing_spec("zipf:1.2");
-  tune::GpuSampler sampler(device(), arch(), compiler(), options);
+  measure::GpuSampler sampler(device(), arch(), compiler(), options);
   auto const base = quick_checked_baseline(sampler, small_bucket(64, 40), "M=40 zipf:1.2");
   auto const v = sampler.verify(base, base);
   INFO(v.detail);
@@ -154,13 +154,13 @@ TEST_CASE("GpuSampler verify fails a pair that breaks at the top of the bucket's
   // the highest M bucket 128 serves — the first failing check in M order.
   exec::UnitCompiler broken(arch(), std::filesystem::path{}, true,
                             {search::TestBreak::wrong_output_above_m, 100});
-  tune::GpuSampler sampler(device(), arch(), broken);
+  measure::GpuSampler sampler(device(), arch(), broken);
   // The timed M alone cannot see it: quick_check passes.
   auto const pair = quick_checked_baseline(sampler, small_bucket(128, 40), "M=40 uniform");
   auto const v = sampler.verify(pair, pair);
   INFO(v.detail);
   CHECK_FALSE(v.passed);
-  CHECK(v.failure == tune::Outcome::wrong_result);
+  CHECK(v.failure == measure::Outcome::wrong_result);
   CHECK_THAT(v.detail, StartsWith("M=128 uniform (highest M bucket 128 serves): "));
   CHECK_THAT(v.detail, Contains(std::string(exec::gate_names::output) + ": FAIL 1/"));
 }

@@ -1,4 +1,4 @@
-#include "autotune/tune/remote_sampler.hpp"
+#include "autotune/measure/remote_sampler.hpp"
 
 #include <algorithm>
 
@@ -6,9 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include "autotune/core/error.hpp"
-#include "autotune/tune/sampler_wire.hpp"
+#include "autotune/measure/sampler_wire.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 using nlohmann::json;
 
@@ -267,4 +267,4 @@ int RemoteSampler::repeats() const {
   return m_repeats;
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

@@ -1,4 +1,4 @@
-#include "autotune/tune/served_tokens.hpp"
+#include "autotune/measure/served_tokens.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "autotune/core/error.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 ServedTokens served_tokens(std::int64_t token) {
   if (token < 1) throw Error(fmt::format("bucket token {} is not a positive token count", token));
@@ -22,4 +22,4 @@ std::vector<std::int64_t> verification_ms(std::int64_t token, std::int64_t timed
   return ms;
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

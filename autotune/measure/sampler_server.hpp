@@ -16,9 +16,9 @@
 // An error of type "error" is a bug or misuse (an unknown arm), not a candidate's failure.
 #include <string>
 
-#include "autotune/tune/sampler.hpp"
+#include "autotune/measure/sampler.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 struct ServeOptions {
   // After an answer that reports a launch_error, say "exit": true and return: on a GPU a
@@ -50,4 +50,4 @@ class SamplerServer {
   ServeOptions m_opt;
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

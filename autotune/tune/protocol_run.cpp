@@ -1,4 +1,4 @@
-#include "apps/moe-tune/tune_protocol.hpp"
+#include "autotune/tune/protocol_run.hpp"
 
 #include <map>
 #include <optional>
@@ -18,7 +18,7 @@
 #include "autotune/tune/markdown_summary.hpp"
 #include "autotune/tune/withdrawn_rows.hpp"
 
-namespace moetune::app {
+namespace moetune::tune {
 
 namespace {
 
@@ -28,15 +28,15 @@ std::filesystem::path journal_path(const ProtocolRun& run) {
 
 // Opens the journal for this run: continues a matching one (--resume), else starts a new one.
 // Returns the buckets already decided, by key.
-tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIdentity& identity,
-                                 std::map<std::string, tune::JournalEntry>& decided) {
+JournalWriter open_journal(const ProtocolRun& run, const JournalIdentity& identity,
+                                 std::map<std::string, JournalEntry>& decided) {
   auto const file = journal_path(run);
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
   bool const exists = std::filesystem::exists(file);
   if (run.journal.resume && exists) {
-    auto contents = tune::read_journal(file);
+    auto contents = read_journal(file);
     for (auto const& w : contents.warnings) fmt::print("warning: {}\n", w);
-    auto const mismatches = tune::identity_mismatches(contents.identity, identity);
+    auto const mismatches = identity_mismatches(contents.identity, identity);
     if (!mismatches.empty()) {
       // Verdicts of another device, toolchain, space, list or gate must not be mixed in.
       std::string text;
@@ -53,7 +53,7 @@ tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIden
     }
     fmt::print("resume: {} holds {} decided bucket(s); they are not measured again\n",
                file.string(), decided.size());
-    return tune::JournalWriter::resume(file, contents.valid_bytes);
+    return JournalWriter::resume(file, contents.valid_bytes);
   }
   if (run.journal.resume) {
     fmt::print("resume: no journal at {}: nothing to resume, starting a new one\n",
@@ -66,7 +66,7 @@ tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIden
     fmt::print("journal: {} existed (an earlier run; --resume would continue it); kept as {}\n",
                file.string(), prev.string());
   }
-  return tune::JournalWriter::create(file, identity);
+  return JournalWriter::create(file, identity);
 }
 
 // What the end of a run did to the tuned table besides adding rows: journal entries that
@@ -74,45 +74,45 @@ tune::JournalWriter open_journal(const ProtocolRun& run, const tune::JournalIden
 // no longer qualifies. Empty until the rows are written.
 struct TableChanges {
   std::vector<std::string> rejected_entries;
-  std::vector<tune::WithdrawnRow> withdrawn;
+  std::vector<WithdrawnRow> withdrawn;
 };
 
 // report.json from journaled bucket JSON: the same document write_tune_report writes, with
 // the buckets in plan order whether measured now or taken from the journal.
-void write_report(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries,
+void write_report(const ProtocolRun& run, const std::vector<JournalEntry>& entries,
                   std::size_t resumed, const TableChanges& changes = {}) {
-  auto report = tune::tune_report_json({}, run.protocol, run.provenance);
+  auto report = tune_report_json({}, run.protocol, run.provenance);
   for (auto const& e : entries) report["buckets"].push_back(e.report);
   report["journal"] = {{"file", journal_path(run).string()},
                        {"buckets_from_journal", resumed},
                        {"entries_without_row", changes.rejected_entries}};
-  report["withdrawn_rows"] = tune::to_json(changes.withdrawn);
+  report["withdrawn_rows"] = to_json(changes.withdrawn);
   write_file_atomically(run.report_dir / "report.json", report.dump(2) + "\n");
 }
 
 // summary.md likewise: the preamble and table head of an empty summary, then one line per
 // bucket (each entry carries its own line), then a line for every bucket that failed, then
 // any withdrawn rows.
-void write_summary(const ProtocolRun& run, const std::vector<tune::JournalEntry>& entries,
+void write_summary(const ProtocolRun& run, const std::vector<JournalEntry>& entries,
                    const TableChanges& changes = {}) {
-  auto text = tune::markdown_summary({}, run.protocol, run.provenance);
-  std::vector<tune::FailedBucket> failed;
+  auto text = markdown_summary({}, run.protocol, run.provenance);
+  std::vector<FailedBucket> failed;
   for (auto const& e : entries) {
     text += e.summary_md + "\n";
-    if (auto f = tune::failed_bucket(e.report)) failed.push_back(std::move(*f));
+    if (auto f = failed_bucket(e.report)) failed.push_back(std::move(*f));
   }
-  text += tune::failed_buckets_markdown(failed);
-  text += tune::withdrawn_rows_markdown(changes.withdrawn);
+  text += failed_buckets_markdown(failed);
+  text += withdrawn_rows_markdown(changes.withdrawn);
   write_file_atomically(run.report_dir / "summary.md", text);
 }
 
-ProtocolTotals count_outcomes(const std::vector<tune::JournalEntry>& entries) {
+ProtocolTotals count_outcomes(const std::vector<JournalEntry>& entries) {
   ProtocolTotals totals;
   totals.buckets = entries.size();
   for (auto const& e : entries) {
     totals.qualified += e.row ? 1 : 0;
-    if (auto f = tune::failed_bucket(e.report)) {
-      ++(f->status == tune::BucketStatus::setup_failed ? totals.setup_failed
+    if (auto f = failed_bucket(e.report)) {
+      ++(f->status == BucketStatus::setup_failed ? totals.setup_failed
                                                        : totals.baseline_failed);
     }
   }
@@ -120,7 +120,7 @@ ProtocolTotals count_outcomes(const std::vector<tune::JournalEntry>& entries) {
 }
 
 // The decided buckets' rows into run.output: a row only from a consistent qualified decision
-// (tune::journaled_row), and the older row of every other decided bucket withdrawn. A bucket
+// (journaled_row), and the older row of every other decided bucket withdrawn. A bucket
 // whose baseline or set-up failed decided nothing: an older row for it is kept (and the
 // summary names the failure), since nothing measured here speaks against it.
 struct WrittenRows {
@@ -129,15 +129,15 @@ struct WrittenRows {
   TableChanges changes;
 };
 
-WrittenRows write_rows(const tune::TunePlan& plan, const ProtocolRun& run,
-                       const std::vector<tune::JournalEntry>& entries) {
+WrittenRows write_rows(const TunePlan& plan, const ProtocolRun& run,
+                       const std::vector<JournalEntry>& entries) {
   std::vector<io::FmoeRow> rows;
-  std::vector<tune::RowWithdrawal> withdrawals;
+  std::vector<RowWithdrawal> withdrawals;
   WrittenRows out;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto const& bucket_key = plan.buckets[i].key;
-    if (tune::failed_bucket(entries[i].report)) continue;
-    auto checked = tune::journaled_row(entries[i], bucket_key, run.rows, journal_path(run));
+    if (failed_bucket(entries[i].report)) continue;
+    auto checked = journaled_row(entries[i], bucket_key, run.rows, journal_path(run));
     if (!checked.warning.empty()) {
       fmt::print("warning: {}\n", checked.warning);
       out.changes.rejected_entries.push_back(checked.warning);
@@ -145,12 +145,12 @@ WrittenRows write_rows(const tune::TunePlan& plan, const ProtocolRun& run,
     if (checked.row) {
       rows.push_back(std::move(*checked.row));
     } else {
-      withdrawals.push_back({tune::tuned_row_key(bucket_key, run.rows),
+      withdrawals.push_back({tuned_row_key(bucket_key, run.rows),
                              checked.warning.empty() ? entries[i].summary : checked.warning});
     }
   }
-  auto written = tune::write_tuned_rows(run.output, rows, withdrawals);
-  fmt::print("{}", tune::withdrawn_rows_console(written.withdrawn));
+  auto written = write_tuned_rows(run.output, rows, withdrawals);
+  fmt::print("{}", withdrawn_rows_console(written.withdrawn));
   out.written = rows.size();
   out.replaced = written.replaced;
   out.changes.withdrawn = std::move(written.withdrawn);
@@ -159,22 +159,38 @@ WrittenRows write_rows(const tune::TunePlan& plan, const ProtocolRun& run,
 
 }  // namespace
 
+TuneHooks bucket_hooks(const std::filesystem::path& report_dir, std::int64_t line,
+                       std::optional<std::string> decision_code_sha256) {
+  TuneHooks hooks;
+  hooks.on_manifest = [report_dir, line,
+                       code = std::move(decision_code_sha256)](const Manifest& manifest) {
+    // Declared, and on disk, before the first confirmation sample.
+    auto declared = to_json(manifest);
+    // The code that will judge the confirmation is part of what was declared.
+    if (code) declared["decision_code_sha256"] = *code;
+    write_file_atomically(report_dir / fmt::format("manifest_line{}.json", line),
+                          declared.dump(2) + "\n");
+  };
+  hooks.log = [](std::string_view text) { fmt::print("  {}\n", text); };
+  return hooks;
+}
+
 int ProtocolTotals::exit_code() const {
   if (setup_failed > 0) return kExitSetupFailed;
   if (baseline_failed > 0) return kExitBaselineFailed;
   return 0;
 }
 
-ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
-                         const ProtocolRun& run) {
+ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
+                            const ProtocolRun& run) {
   std::filesystem::create_directories(run.report_dir);
   if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
 
-  auto const identity = tune::journal_identity(run.provenance, run.protocol, run.journal.identity);
-  std::map<std::string, tune::JournalEntry> decided;
+  auto const identity = journal_identity(run.provenance, run.protocol, run.journal.identity);
+  std::map<std::string, JournalEntry> decided;
   auto journal = open_journal(run, identity, decided);
 
-  std::vector<tune::JournalEntry> entries;  // one per bucket, in plan order
+  std::vector<JournalEntry> entries;  // one per bucket, in plan order
   std::size_t resumed = 0;
   for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
     auto const& bucket = plan.buckets[i];
@@ -189,19 +205,11 @@ ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
       decided.erase(it);  // a key is emitted once, even if the plan named it twice
       ++resumed;
     } else {
-      tune::TuneHooks hooks;
-      hooks.on_manifest = [&](const tune::Manifest& manifest) {
-        // Declared, and on disk, before the first confirmation sample.
-        auto declared = tune::to_json(manifest);
-        // The code that will judge the confirmation is part of what was declared.
-        declared["decision_code_sha256"] = run.provenance.decision_code_sha256;
-        write_file_atomically(run.report_dir / fmt::format("manifest_line{}.json", bucket.line),
-                              declared.dump(2) + "\n");
-      };
-      hooks.log = [](std::string_view line) { fmt::print("  {}\n", line); };
-      auto const result = tune::tune_bucket(bucket, sampler, run.protocol, hooks);
+      auto const result =
+          tune_bucket(bucket, sampler, run.protocol,
+                      bucket_hooks(run.report_dir, bucket.line, run.provenance.decision_code_sha256));
       fmt::print("  => {}\n", result.summary);
-      entries.push_back(tune::journal_entry(result, run.rows, run.protocol, run.provenance));
+      entries.push_back(journal_entry(result, run.rows, run.protocol, run.provenance));
       if (result.setup_failure) {
         // Not decided: the journal must not hold it, so that --resume measures it again.
         fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
@@ -244,4 +252,4 @@ ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
   return totals;
 }
 
-}  // namespace moetune::app
+}  // namespace moetune::tune

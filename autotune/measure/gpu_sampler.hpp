@@ -32,10 +32,10 @@
 #include "autotune/gpu/gpu.hpp"
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/moe/routing.hpp"
-#include "autotune/tune/sampler.hpp"
-#include "autotune/tune/test_fault.hpp"
+#include "autotune/measure/sampler.hpp"
+#include "autotune/measure/test_fault.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 struct GpuSamplerOptions {
   int repeats = 16;                 // launches per graph replay (R)
@@ -100,4 +100,4 @@ class GpuSampler final : public Sampler {
   std::function<void(const std::string&)> m_build_observer;
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

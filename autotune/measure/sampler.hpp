@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "autotune/search/kernel_config.hpp"
-#include "autotune/tune/outcome.hpp"
-#include "autotune/tune/tune_plan.hpp"
+#include "autotune/measure/outcome.hpp"
+#include "autotune/measure/bucket_plan.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 // Stage one and stage two run as one pipeline: they share block_m (the sort granularity),
 // and the full-MoE time of the pair is what the gate judges.
@@ -139,4 +139,4 @@ class Sampler {
   [[nodiscard]] virtual int repeats() const = 0;
 };
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

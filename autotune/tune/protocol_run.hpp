@@ -1,19 +1,23 @@
 #pragma once
-// The qualification protocol over every planned bucket of `moe-tune tune`, on any Sampler:
-// the GPU (GpuSampler) for a measurement, a ReplaySampler for a replayed run (`--replay`).
-// Both paths go through this one loop, so what CI replays is exactly what a GPU run does.
+// The qualification protocol over every planned bucket of a run (`moe-tune tune`), on any
+// Sampler: the GPU (GpuSampler) for a measurement, a ReplaySampler for a replayed run
+// (`--replay`). Both paths go through this one loop, so what CI replays is exactly what a GPU
+// run does. `moe-tune requalify` shares its per-bucket part (bucket_hooks).
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "autotune/measure/sampler.hpp"
+#include "autotune/tune/bucket_tuner.hpp"
 #include "autotune/tune/protocol_options.hpp"
-#include "autotune/tune/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
 #include "autotune/tune/tune_report.hpp"
 #include "autotune/tune/tuned_rows.hpp"
 
-namespace moetune::app {
+namespace moetune::tune {
 
 // Where decided buckets are journaled and whether an earlier journal is continued.
 struct JournalSettings {
@@ -27,9 +31,9 @@ struct JournalSettings {
 struct ProtocolRun {
   std::filesystem::path output;      // tuned CSV: qualified rows only
   std::filesystem::path report_dir;  // report.json, summary.md, manifest_line<N>.json
-  tune::ProtocolOptions protocol;
-  tune::Provenance provenance;       // its `sampler` says whether this is a measurement
-  tune::RowContext rows;             // gfx and cu_num written into every tuned row
+  ProtocolOptions protocol;
+  Provenance provenance;       // its `sampler` says whether this is a measurement
+  RowContext rows;             // gfx and cu_num written into every tuned row
   JournalSettings journal;
 };
 
@@ -56,7 +60,14 @@ struct ProtocolTotals {
 // the journal already holds are taken from it, not measured; a journal of another run
 // (identity mismatch) is refused with every differing field named. Without resume an existing
 // journal is kept as journal.jsonl.prev and a new one started.
-ProtocolTotals run_protocol(const tune::TunePlan& plan, tune::Sampler& sampler,
+ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
                             const ProtocolRun& run);
 
-}  // namespace moetune::app
+// The hooks of one bucket of a run: its manifest declared, on disk, before the first
+// confirmation sample (report_dir/manifest_line<line>.json, naming the decision code that
+// will judge the confirmation when decision_code_sha256 is given), and the protocol's log
+// lines on stdout. run_protocol's buckets and `moe-tune requalify`'s rows get these.
+[[nodiscard]] TuneHooks bucket_hooks(const std::filesystem::path& report_dir, std::int64_t line,
+                                     std::optional<std::string> decision_code_sha256);
+
+}  // namespace moetune::tune

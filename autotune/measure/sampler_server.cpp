@@ -1,4 +1,4 @@
-#include "autotune/tune/sampler_server.hpp"
+#include "autotune/measure/sampler_server.hpp"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "autotune/core/error.hpp"
-#include "autotune/tune/sampler_wire.hpp"
+#include "autotune/measure/sampler_wire.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 using nlohmann::json;
 
@@ -134,4 +134,4 @@ int SamplerServer::run() {
   return 0;
 }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

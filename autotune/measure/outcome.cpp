@@ -1,8 +1,8 @@
-#include "autotune/tune/outcome.hpp"
+#include "autotune/measure/outcome.hpp"
 
 #include "autotune/core/enum_names.hpp"
 
-namespace moetune::tune {
+namespace moetune::measure {
 namespace {
 constexpr EnumNames<Outcome, 11> kNames{{
     {Outcome::pruned, "pruned"},
@@ -23,4 +23,4 @@ std::string_view to_string(Outcome outcome) { return name_in(kNames, outcome); }
 
 std::optional<Outcome> parse_outcome(std::string_view text) { return value_in(kNames, text); }
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure

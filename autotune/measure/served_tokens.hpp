@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace moetune::tune {
+namespace moetune::measure {
 
 struct ServedTokens {
   std::int64_t lowest = 1;
@@ -25,4 +25,4 @@ struct ServedTokens {
 // lowest and the highest M the bucket serves, each once.
 [[nodiscard]] std::vector<std::int64_t> verification_ms(std::int64_t token, std::int64_t timed_m);
 
-}  // namespace moetune::tune
+}  // namespace moetune::measure
