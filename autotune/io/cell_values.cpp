@@ -28,7 +28,9 @@ std::optional<double> parse_real(std::string_view text) {
 }
 
 std::optional<double> parse_percent(std::string_view text) {
-  if (text.size() < 2 || text.back() != '%') return std::nullopt;
+  if (text.empty()) return std::nullopt;
+  if (text.back() != '%') return parse_real(text);  // a bare fraction, as pandas reads it
+  if (text.size() < 2) return std::nullopt;
   auto const number = parse_real(text.substr(0, text.size() - 1));
   if (!number) return std::nullopt;
   return *number / 100.0;

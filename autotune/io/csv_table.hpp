@@ -21,6 +21,7 @@ struct CsvRow {
   std::vector<std::string> cells;     // one per header column (after any padding)
   std::vector<std::int64_t> columns;  // 1-based byte column where each cell starts
   int missing_fields = 0;             // empty cells appended because the line was short
+  int blank_lines_before = 0;         // empty lines just above this row (pandas skips them)
 
   [[nodiscard]] std::size_t size() const { return cells.size(); }
 };
@@ -42,6 +43,9 @@ class CsvTable {
   [[nodiscard]] const std::vector<CsvRow>& rows() const { return m_rows; }
   // Some real AITER files lack the final '\n'; remembering it keeps a rewrite byte-identical.
   [[nodiscard]] bool ends_with_newline() const { return m_ends_with_newline; }
+  // Empty lines after the last row (pandas, and so AITER, skips them); kept for a rewrite.
+  [[nodiscard]] int trailing_blank_lines() const { return m_trailing_blank_lines; }
+  void set_trailing_blank_lines(int count) { m_trailing_blank_lines = count; }
   // Index of a column by name, or -1.
   [[nodiscard]] int column_index(std::string_view name) const;
 
@@ -50,6 +54,7 @@ class CsvTable {
   CsvRow m_header;
   std::vector<CsvRow> m_rows;
   bool m_ends_with_newline;
+  int m_trailing_blank_lines = 0;
 };
 
 // Parses `text`; `file` is only used in messages. Throws InputError.

@@ -12,7 +12,9 @@
 
 namespace moetune::io {
 
-enum class ActivationType { silu, gelu, swiglu, no };
+// Every member of AITER's ActivationType (aiter/ops/enum.py, csrc/include/aiter_enum.h), not
+// only those seen in shipped tables: a table AITER loads must never be refused here.
+enum class ActivationType { silu, gelu, swiglu, situv2, gelu_tanh, no };
 
 enum class TorchDtype {
   bf16,
@@ -22,12 +24,27 @@ enum class TorchDtype {
   fp8_e4m3fnuz,
   fp8_e5m2,
   fp4x2_e2m1fn,
+  fp8_e8m0fnu,  // dtypes.fp8_e8m0 (MX block scales)
   i8,
-  i4,
+  i4,  // dtypes.i4x2: torch.int4
+  u8,  // AITER's 8-bit fallback where torch lacks a dtype
+  i16,
+  i32,
+  i64,
   u32,
+  u64,
 };
 
-enum class QuantType { no, per_tensor, per_token, per_1x32, per_1x128, per_128x128 };
+enum class QuantType {
+  no,
+  per_tensor,
+  per_token,
+  per_1x32,
+  per_1x128,
+  per_128x128,
+  per_256x128,
+  per_1024x128,
+};
 
 // Order of gate and up rows in w1 (fused-hybrid tables only).
 enum class GateMode { interleave, separated };
@@ -91,7 +108,13 @@ template <class E>
 }
 
 // Number of scale groups along K a quantization type implies: 32 for per_1x32 (MX formats),
-// 128 for per_1x128 and per_128x128 (block scales), 1 where any K works.
+// 128 for the block scales (per_1x128, per_128x128, per_256x128, per_1024x128), 1 where any K
+// works.
 [[nodiscard]] int k_granularity(QuantType value);
+
+// Bytes per element as AITER's tuners count them (TunerCommon.dtype2bpe_dict) for the `bw`
+// column: 2 for 16-bit types, 1 for 8-bit ones and for float4_e2m1fn_x2 (AITER counts a packed
+// fp4 pair's element as a byte), 0.5 for torch.int4, 4 for 32-bit, 8 for 64-bit types.
+[[nodiscard]] double aiter_bytes_per_element(TorchDtype value);
 
 }  // namespace moetune::io

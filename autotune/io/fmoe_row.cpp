@@ -19,8 +19,21 @@ std::string FmoeKey::describe() const {
                        fhmoe->shared_expert_id, fhmoe->hidden_pad, fhmoe->intermediate_pad,
                        to_string(fhmoe->gate_mode));
   }
+  if (gate_mode) out += fmt::format(" {}", to_string(*gate_mode));
   out += fmt::format(" _tag='{}'", tag);
   return out;
+}
+
+std::string_view gfx_from_cu_num(std::int64_t cu_num) {
+  switch (cu_num) {
+    case 256:
+      return "gfx950";
+    case 80:
+    case 304:
+      return "gfx942";
+    default:
+      return "";
+  }
 }
 
 }  // namespace moetune::io

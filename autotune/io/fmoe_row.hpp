@@ -23,8 +23,10 @@ struct FhmoeKeyFields {
 };
 
 // What AITER matches exactly: (gfx, cu_num, the 12 untuned columns, _tag) — plus the fhmoe
-// columns in fused-hybrid tables. A file without a gfx or cu_num column has an empty gfx /
-// no cu_num here; such keys never equal keys that do name them.
+// columns in fused-hybrid tables and gate_mode in grouped-MoE untuned lists. A row of a file
+// without a gfx column gets the gfx AITER fills in from its cu_num (gfx_from_cu_num), so it
+// equals the same shape written with that gfx; with an unknown cu_num (AITER would take the
+// running GPU's arch) its gfx stays empty and it equals only other such rows.
 struct FmoeKey {
   std::string gfx;
   std::optional<std::int64_t> cu_num;
@@ -42,12 +44,18 @@ struct FmoeKey {
   bool doweight_stage1 = false;
   std::string tag;
   std::optional<FhmoeKeyFields> fhmoe;
+  std::optional<GateMode> gate_mode;  // grouped-MoE untuned lists only
 
   auto operator<=>(const FmoeKey&) const = default;
 
   // "gfx950 cu_num=256 token=1 model_dim=7168 ... _tag=''": for messages.
   [[nodiscard]] std::string describe() const;
 };
+
+// The arch AITER fills into the gfx of a legacy row (a table without a gfx column) from its
+// cu_num: 256 -> gfx950, 80 and 304 -> gfx942 (chip_info's legacy map); "" for any other
+// count, for which AITER would use the running GPU's arch.
+[[nodiscard]] std::string_view gfx_from_cu_num(std::int64_t cu_num);
 
 // The tuned columns. Times and rates are optional because AITER allows them blank (a row
 // pinning kernels whose times were not measured in isolation).
@@ -83,6 +91,8 @@ struct FmoeRow {
   std::int64_t line = 0;
   std::string raw;
   int missing_fields = 0;
+  int blank_lines_before = 0;  // empty lines above it in the file, written back unchanged
+  bool gfx_from_cu_num = false;  // key.gfx was filled from cu_num (the file has no gfx column)
 
   [[nodiscard]] bool from_file() const { return line > 0; }
 };

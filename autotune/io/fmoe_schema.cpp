@@ -19,8 +19,9 @@ using R = ValueRule;
 constexpr std::array<ColumnSpec, column_count> specs{{
     {C::gfx, "gfx", K::text, E::none, R::non_empty_text, false,
      "GPU architecture the row was tuned on (gfx942, gfx950, gfx90a, sm_90, ...)"},
-    {C::cu_num, "cu_num", K::integer, E::none, R::positive, false,
-     "compute units (AMD) or SMs (NVIDIA) of that GPU"},
+    {C::cu_num, "cu_num", K::integer, E::none, R::positive, true,
+     "compute units (AMD) or SMs (NVIDIA) of that GPU (an untuned list may leave it empty: "
+     "the tuning device's)"},
     {C::token, "token", K::integer, E::none, R::positive, false,
      "token-count bucket M; AITER rounds the runtime M up to a power of two to look it up"},
     {C::model_dim, "model_dim", K::integer, E::none, R::positive, false, "hidden size H"},
@@ -71,6 +72,39 @@ constexpr std::array<ColumnSpec, column_count> specs{{
      "gate/up row order of w1"},
     {C::actual_m, "actual_m", K::integer, E::none, R::positive, true,
      "moe-tune extension (untuned lists only): M to time the bucket at, <= token"},
+    {C::max_m, "max_m", K::integer, E::none, R::positive, true, "grouped: largest M served"},
+    {C::tile_m, "tile_m", K::integer, E::none, R::positive, true, "grouped: stage-one tile M"},
+    {C::tile_n, "tile_n", K::integer, E::none, R::positive, true, "grouped: stage-one tile N"},
+    {C::tile_k, "tile_k", K::integer, E::none, R::positive, true, "grouped: stage-one tile K"},
+    {C::tile_m2, "tile_m2", K::integer, E::none, R::positive, true, "grouped: stage-two tile M"},
+    {C::tile_n2, "tile_n2", K::integer, E::none, R::positive, true, "grouped: stage-two tile N"},
+    {C::tile_k2, "tile_k2", K::integer, E::none, R::positive, true, "grouped: stage-two tile K"},
+    {C::m_warp, "m_warp", K::integer, E::none, R::positive, true, "grouped: stage-one warps on M"},
+    {C::n_warp, "n_warp", K::integer, E::none, R::positive, true, "grouped: stage-one warps on N"},
+    {C::m_warp2, "m_warp2", K::integer, E::none, R::positive, true,
+     "grouped: stage-two warps on M"},
+    {C::n_warp2, "n_warp2", K::integer, E::none, R::positive, true,
+     "grouped: stage-two warps on N"},
+    {C::num_buffers, "num_buffers", K::integer, E::none, R::positive, true,
+     "grouped: stage-one pipeline buffers"},
+    {C::num_buffer_stage2, "num_buffer_stage2", K::integer, E::none, R::positive, true,
+     "grouped: stage-two pipeline buffers"},
+    {C::split_k1, "split_k1", K::integer, E::none, R::positive, true, "grouped: stage-one split-K"},
+    {C::split_k2, "split_k2", K::integer, E::none, R::positive, true, "grouped: stage-two split-K"},
+    {C::grouped_persistent_m, "grouped_persistent_m", K::integer, E::none, R::non_negative, true,
+     "grouped: persistent-M mode"},
+    {C::persistent_workers, "persistent_workers", K::integer, E::none, R::non_negative, true,
+     "grouped: persistent workers (empty = default)"},
+    {C::wave_specialized_tdm, "wave_specialized_tdm", K::integer, E::none, R::non_negative, true,
+     "grouped: wave-specialized TDM"},
+    {C::tdm_as_in_prologue, "tdm_as_in_prologue", K::integer, E::none, R::non_negative, true,
+     "grouped: TDM A-scale load in the prologue"},
+    {C::cluster_n, "cluster_n", K::integer, E::none, R::at_least_minus_one, true,
+     "grouped: cluster size on N (-1 = default)"},
+    {C::waves_per_tensor_tdm, "waves_per_tensor_tdm", K::integer, E::none, R::at_least_minus_one,
+     true, "grouped: waves per TDM tensor (-1 = default)"},
+    {C::next_stage_prefetch, "next_stage_prefetch", K::integer, E::none, R::non_negative, true,
+     "grouped: next-stage prefetch"},
 }};
 
 constexpr bool specs_in_enum_order() {
@@ -96,6 +130,28 @@ constexpr std::array fhmoe_tuned_required{
     C::ksplit, C::kernel_name1,       C::kernel_name2};
 
 constexpr std::array untuned_optional{C::gfx, C::cu_num, C::actual_m, C::tag};
+// AITER's untuned_grouped_fmoe.csv adds the gate/up order of w1 to the shape key.
+constexpr std::array grouped_untuned_optional{C::gfx, C::cu_num, C::actual_m, C::tag,
+                                              C::gate_mode};
+constexpr std::array grouped_tuned_required{C::cu_num, MOETUNE_SHAPE_COLUMNS, C::kernel_name1,
+                                            C::kernel_name2};
+constexpr std::array grouped_tuned_optional{
+    C::gfx,          C::us,       C::tflops,   C::bw,      C::tag,        C::max_m,
+    C::tile_m,       C::tile_n,   C::tile_k,   C::tile_m2, C::tile_n2,    C::tile_k2,
+    C::m_warp,       C::n_warp,   C::m_warp2,  C::n_warp2, C::num_buffers, C::num_buffer_stage2,
+    C::split_k1,     C::split_k2, C::grouped_persistent_m, C::persistent_workers,
+    C::wave_specialized_tdm,      C::tdm_as_in_prologue,   C::cluster_n,
+    C::waves_per_tensor_tdm,      C::next_stage_prefetch, C::gate_mode};
+// The order of AITER's tuned_grouped_fmoe.csv.
+constexpr std::array newest_grouped_tuned{
+    C::gfx,          C::cu_num,    MOETUNE_SHAPE_COLUMNS, C::max_m,     C::tile_m,
+    C::tile_n,       C::tile_k,    C::tile_m2,            C::tile_n2,   C::tile_k2,
+    C::m_warp,       C::n_warp,    C::m_warp2,            C::n_warp2,   C::num_buffers,
+    C::num_buffer_stage2,          C::split_k1,           C::split_k2,  C::grouped_persistent_m,
+    C::persistent_workers,         C::wave_specialized_tdm, C::tdm_as_in_prologue,
+    C::cluster_n,    C::waves_per_tensor_tdm, C::next_stage_prefetch, C::kernel_name1,
+    C::kernel_name2, C::us,        C::tflops,             C::bw};
+constexpr std::array newest_grouped_untuned{C::cu_num, MOETUNE_SHAPE_COLUMNS, C::gate_mode};
 constexpr std::array tuned_optional{C::gfx, C::xbf16, C::flat, C::tflops, C::bw, C::tag};
 constexpr std::array fhmoe_tuned_optional{C::gfx,  C::us1,    C::err1,       C::us2,
                                           C::err2, C::us,     C::run_1stage, C::xbf16,
@@ -130,8 +186,7 @@ constexpr std::array newest_fhmoe_untuned{C::token,           C::model_dim,  C::
 // any fused-hybrid key column.
 constexpr std::array tuned_markers{C::block_m, C::ksplit, C::kernel_name1, C::kernel_name2, C::us1,
                                    C::us2,     C::us};
-constexpr std::array fhmoe_markers{C::shared_expert_id, C::hidden_pad, C::intermediate_pad,
-                                   C::gate_mode};
+constexpr std::array fhmoe_markers{C::shared_expert_id, C::hidden_pad, C::intermediate_pad};
 
 }  // namespace
 
@@ -151,7 +206,7 @@ std::string_view expected_form(const ColumnSpec& spec) {
     case ColumnKind::boolean:
       return "0 or 1";
     case ColumnKind::percent:
-      return "a non-negative percentage like 0.0%";
+      return "a non-negative percentage like 0.0% (or a bare fraction like 0.0)";
     case ColumnKind::real:
       return spec.rule == ValueRule::non_negative ? "a non-negative number" : "a number";
     case ColumnKind::integer:
@@ -183,12 +238,27 @@ std::string_view to_string(FmoeFileKind kind) {
       return "untuned fused-hybrid (fhmoe) list";
     case FmoeFileKind::fhmoe_tuned:
       return "tuned fused-hybrid (fhmoe) table";
+    case FmoeFileKind::grouped_untuned:
+      return "untuned grouped-MoE list";
+    case FmoeFileKind::grouped_tuned:
+      return "tuned grouped-MoE table";
   }
   return "fMoE file";
 }
 
 bool is_tuned(FmoeFileKind kind) {
-  return kind == FmoeFileKind::tuned || kind == FmoeFileKind::fhmoe_tuned;
+  return kind == FmoeFileKind::tuned || kind == FmoeFileKind::fhmoe_tuned ||
+         kind == FmoeFileKind::grouped_tuned;
+}
+
+bool is_grouped(FmoeFileKind kind) {
+  return kind == FmoeFileKind::grouped_untuned || kind == FmoeFileKind::grouped_tuned;
+}
+
+FmoeFamily family(FmoeFileKind kind) {
+  if (is_fhmoe(kind)) return FmoeFamily::fhmoe;
+  if (is_grouped(kind)) return FmoeFamily::grouped;
+  return FmoeFamily::fmoe;
 }
 
 bool is_fhmoe(FmoeFileKind kind) {
@@ -205,6 +275,10 @@ std::span<const Column> required_columns(FmoeFileKind kind) {
       return fhmoe_untuned_required;
     case FmoeFileKind::fhmoe_tuned:
       return fhmoe_tuned_required;
+    case FmoeFileKind::grouped_untuned:
+      return untuned_required;
+    case FmoeFileKind::grouped_tuned:
+      return grouped_tuned_required;
   }
   return {};
 }
@@ -218,6 +292,10 @@ std::span<const Column> optional_columns(FmoeFileKind kind) {
       return tuned_optional;
     case FmoeFileKind::fhmoe_tuned:
       return fhmoe_tuned_optional;
+    case FmoeFileKind::grouped_untuned:
+      return grouped_untuned_optional;
+    case FmoeFileKind::grouped_tuned:
+      return grouped_tuned_optional;
   }
   return {};
 }
@@ -236,6 +314,12 @@ std::vector<std::string_view> newest_header(FmoeFileKind kind) {
       break;
     case FmoeFileKind::fhmoe_tuned:
       columns = newest_fhmoe_tuned;
+      break;
+    case FmoeFileKind::grouped_untuned:
+      columns = newest_grouped_untuned;
+      break;
+    case FmoeFileKind::grouped_tuned:
+      columns = newest_grouped_tuned;
       break;
   }
   std::vector<std::string_view> names;
@@ -267,8 +351,20 @@ FmoeLayout detect_layout(const CsvTable& csv, std::vector<Diagnostic>& warnings)
                                  [&](Column c) { return layout.has(c); });
   bool const fhmoe = std::any_of(fhmoe_markers.begin(), fhmoe_markers.end(),
                                  [&](Column c) { return layout.has(c); });
-  layout.kind = tuned ? (fhmoe ? FmoeFileKind::fhmoe_tuned : FmoeFileKind::tuned)
-                      : (fhmoe ? FmoeFileKind::fhmoe_untuned : FmoeFileKind::untuned);
+  // Grouped tables carry the grouped result columns and no block_m/ksplit; their untuned lists
+  // add gate_mode alone to the shape (an fhmoe list adds it with the padding columns).
+  bool const grouped_results = std::any_of(
+      layout.index.begin() + static_cast<std::ptrdiff_t>(Column::max_m), layout.index.end(),
+      [](int at) { return at >= 0; });
+  bool const grouped = !fhmoe && (grouped_results || (!tuned && layout.has(Column::gate_mode)));
+  if (grouped) {
+    layout.kind = grouped_results || layout.has(Column::kernel_name1) || layout.has(Column::us)
+                      ? FmoeFileKind::grouped_tuned
+                      : FmoeFileKind::grouped_untuned;
+  } else {
+    layout.kind = tuned ? (fhmoe ? FmoeFileKind::fhmoe_tuned : FmoeFileKind::tuned)
+                        : (fhmoe ? FmoeFileKind::fhmoe_untuned : FmoeFileKind::untuned);
+  }
 
   std::vector<std::string_view> missing;
   for (Column c : required_columns(layout.kind)) {

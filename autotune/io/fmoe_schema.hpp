@@ -1,6 +1,8 @@
 #pragma once
 // The columns of AITER's fMoE tables (and moe-tune's one extension), what each holds, and
-// which columns make a file an untuned list, a tuned table or a fused-hybrid (fhmoe) table.
+// which columns make a file an untuned list, a tuned table, a fused-hybrid (fhmoe) table or a
+// grouped-MoE table (AITER's tuned_grouped_fmoe.csv family, read by its FlyDSL grouped MoE
+// through AITER_CONFIG_GROUPED_FMOE: same shape key, its own tile/warp/buffer result columns).
 //
 // AITER reads these files with pandas by column *name*, so column order is free and differs
 // between generations of files (older tuned tables lack gfx, xbf16 and flat). We therefore
@@ -27,9 +29,18 @@ enum class Column {
   xbf16, flat, tflops, bw, tag,
   shared_expert_id, hidden_pad, intermediate_pad, gate_mode,
   actual_m,
+  // grouped-MoE result columns (tuned_grouped_fmoe.csv)
+  max_m, tile_m, tile_n, tile_k, tile_m2, tile_n2, tile_k2, m_warp, n_warp, m_warp2, n_warp2,
+  num_buffers, num_buffer_stage2, split_k1, split_k2, grouped_persistent_m, persistent_workers,
+  wave_specialized_tdm, tdm_as_in_prologue, cluster_n, waves_per_tensor_tdm,
+  next_stage_prefetch,
 };
 // clang-format on
-inline constexpr std::size_t column_count = static_cast<std::size_t>(Column::actual_m) + 1;
+inline constexpr std::size_t column_count =
+    static_cast<std::size_t>(Column::next_stage_prefetch) + 1;
+[[nodiscard]] constexpr bool is_grouped_column(Column c) {
+  return c >= Column::max_m && c <= Column::next_stage_prefetch;
+}
 
 enum class ColumnKind { integer, boolean, real, enumeration, text, percent };
 enum class EnumKind { none, activation, dtype, quant, gate_mode };
@@ -54,10 +65,23 @@ struct ColumnSpec {
 // "a positive integer", "0 or 1", "a percentage like 0.0%", ...
 [[nodiscard]] std::string_view expected_form(const ColumnSpec& spec);
 
-enum class FmoeFileKind { untuned, tuned, fhmoe_untuned, fhmoe_tuned };
+enum class FmoeFileKind {
+  untuned,
+  tuned,
+  fhmoe_untuned,
+  fhmoe_tuned,
+  grouped_untuned,
+  grouped_tuned,
+};
 [[nodiscard]] std::string_view to_string(FmoeFileKind kind);
 [[nodiscard]] bool is_tuned(FmoeFileKind kind);
 [[nodiscard]] bool is_fhmoe(FmoeFileKind kind);
+[[nodiscard]] bool is_grouped(FmoeFileKind kind);
+
+// The lookup a table feeds in AITER: keys of different families never meet (each family is
+// read through its own AITER_CONFIG_* variable), tuned and untuned files never meet either.
+enum class FmoeFamily { fmoe, fhmoe, grouped };
+[[nodiscard]] FmoeFamily family(FmoeFileKind kind);
 
 // Columns a file of this kind must have (any order).
 [[nodiscard]] std::span<const Column> required_columns(FmoeFileKind kind);

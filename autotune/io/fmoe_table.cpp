@@ -11,7 +11,9 @@
 namespace moetune::io {
 namespace {
 
-bool is_result_column(Column c) { return c >= Column::block_m && c <= Column::bw; }
+bool is_result_column(Column c) {
+  return (c >= Column::block_m && c <= Column::bw) || is_grouped_column(c);
+}
 
 // Converts the cells of one row, recording a diagnostic for each bad one. A row that was
 // padded (one field short) is `lenient` about result columns: its values after the gap sit
@@ -20,7 +22,12 @@ class RowConverter {
  public:
   RowConverter(const FmoeLayout& layout, const CsvRow& row, const std::filesystem::path& file,
                std::vector<Diagnostic>& out)
-      : m_layout(layout), m_row(row), m_file(file), m_out(out), m_lenient(row.missing_fields > 0) {}
+      : m_layout(layout),
+        m_row(row),
+        m_file(file),
+        m_out(out),
+        m_lenient(row.missing_fields > 0),
+        m_wildcard_keys(is_grouped(layout.kind)) {}
 
   [[nodiscard]] bool failed() const { return m_failed; }
 
@@ -28,7 +35,11 @@ class RowConverter {
     auto const cell = get(c);
     if (!cell) return std::nullopt;
     auto const value = parse_integer(*cell);
-    if (!value || !satisfies(column_spec(c).rule, static_cast<double>(*value))) {
+    if (!value) return reject(c, *cell);
+    // AITER's grouped lookup compares shape cells as text, a blank cell matching any value: a
+    // value no runtime shape has (topk -1) is a row that never matches, not a broken table.
+    bool const free = m_wildcard_keys && is_shape_column(c);
+    if (!free && !satisfies(column_spec(c).rule, static_cast<double>(*value))) {
       return reject(c, *cell);
     }
     return value;
@@ -101,6 +112,8 @@ class RowConverter {
     }
   }
 
+  static bool is_shape_column(Column c) { return c >= Column::token && c <= Column::doweight_stage1; }
+
   [[nodiscard]] std::int64_t column_of(Column c) const {
     int const at = m_layout.at(c);
     return at < 0 ? 0 : m_row.columns[static_cast<std::size_t>(at)];
@@ -113,7 +126,7 @@ class RowConverter {
     std::string_view const value = cell(c);
     if (value.empty()) {
       auto const& spec = column_spec(c);
-      if (!spec.may_be_empty) {
+      if (!spec.may_be_empty && !(m_wildcard_keys && is_shape_column(c))) {
         error(c, fmt::format("column '{}': expected {}, found an empty field", spec.name,
                              expected_form(spec)));
       }
@@ -134,6 +147,7 @@ class RowConverter {
   const std::filesystem::path& m_file;
   std::vector<Diagnostic>& m_out;
   bool m_lenient;
+  bool m_wildcard_keys;  // grouped-MoE tables: shape cells are matched as text, blank = any
   bool m_failed = false;
 };
 
@@ -179,6 +193,14 @@ std::optional<FmoeRow> convert_row(const FmoeLayout& layout, const CsvRow& csv_r
   FmoeKey& key = row.key;
   key.gfx = in.text(C::gfx).value_or("");  // an empty gfx cell is reported by text()
   key.cu_num = in.integer(C::cu_num);
+  if (is_tuned(layout.kind) && layout.has(C::cu_num) && in.cell(C::cu_num).empty()) {
+    in.error(C::cu_num, "column 'cu_num': expected a positive integer, found an empty field (a "
+                        "tuned row is looked up by the CU count of the GPU it was tuned on)");
+  }
+  if (!layout.has(C::gfx) && key.cu_num) {
+    key.gfx = std::string(gfx_from_cu_num(*key.cu_num));  // what AITER fills in
+    row.gfx_from_cu_num = !key.gfx.empty();
+  }
   key.token = in.integer(C::token).value_or(0);
   key.model_dim = in.integer(C::model_dim).value_or(0);
   key.inter_dim = in.integer(C::inter_dim).value_or(0);
@@ -203,9 +225,14 @@ std::optional<FmoeRow> convert_row(const FmoeLayout& layout, const CsvRow& csv_r
     f.gate_mode =
         in.enumeration<GateMode>(C::gate_mode, parse_gate_mode).value_or(GateMode::interleave);
     key.fhmoe = f;
+  } else if (layout.has(C::gate_mode)) {
+    key.gate_mode = in.enumeration<GateMode>(C::gate_mode, parse_gate_mode);
+  }
+  for (auto const& spec : known_columns()) {
+    if (is_grouped_column(spec.column)) (void)in.integer(spec.column);
   }
   row.actual_m = in.integer(C::actual_m);
-  if (!in.failed()) check_key_rules(in, key, row.actual_m);
+  if (!in.failed() && !is_grouped(layout.kind)) check_key_rules(in, key, row.actual_m);
 
   if (is_tuned(layout.kind)) {
     TunedResult t;
@@ -232,6 +259,7 @@ std::optional<FmoeRow> convert_row(const FmoeLayout& layout, const CsvRow& csv_r
   row.line = csv_row.line;
   row.raw = csv_row.raw;
   row.missing_fields = csv_row.missing_fields;
+  row.blank_lines_before = csv_row.blank_lines_before;
   return row;
 }
 
@@ -266,7 +294,9 @@ const FmoeRow* FmoeTable::find(const FmoeKey& key) const {
 bool FmoeTable::upsert(FmoeRow row) {
   for (auto& existing : m_rows) {
     if (existing.key == row.key) {
+      int const blank = existing.blank_lines_before;  // the file's layout around the line stays
       existing = std::move(row);
+      existing.blank_lines_before = blank;
       existing.line = 0;  // replaced: written from its typed fields, not the old text
       existing.raw.clear();
       existing.cells.clear();
@@ -280,6 +310,7 @@ bool FmoeTable::upsert(FmoeRow row) {
   row.cells.clear();
   row.columns.clear();
   row.missing_fields = 0;
+  row.blank_lines_before = 0;
   m_rows.push_back(std::move(row));
   return false;
 }
@@ -314,7 +345,18 @@ FmoeParseResult parse_fmoe_csv(const CsvTable& csv) {
 
   std::vector<FmoeRow> rows;
   rows.reserve(csv.rows().size());
+  auto blank_warning = [&](std::int64_t line, int count) {
+    auto warning = Diagnostic{Severity::warning, csv.file(), line, 1,
+                              fmt::format("{} empty line{}: skipped, as pandas (and so AITER) "
+                                          "skips blank lines; kept when the file is rewritten",
+                                          count, count == 1 ? "" : "s")};
+    diagnostics.push_back(warning);
+    warnings.push_back(std::move(warning));
+  };
   for (auto const& csv_row : csv.rows()) {
+    if (csv_row.blank_lines_before > 0) {
+      blank_warning(csv_row.line - csv_row.blank_lines_before, csv_row.blank_lines_before);
+    }
     if (csv_row.missing_fields > 0) {
       auto warning = short_row_warning(csv, csv_row);
       diagnostics.push_back(warning);
@@ -324,8 +366,13 @@ FmoeParseResult parse_fmoe_csv(const CsvTable& csv) {
       rows.push_back(std::move(*row));
     }
   }
+  if (int const trailing = csv.trailing_blank_lines(); trailing > 0) {
+    std::int64_t const last = csv.rows().empty() ? csv.header().line : csv.rows().back().line;
+    blank_warning(last + 1, trailing);
+  }
   FmoeTable table(csv.file(), std::move(layout), csv.header(), std::move(rows),
                   csv.ends_with_newline(), std::move(warnings));
+  table.set_trailing_blank_lines(csv.trailing_blank_lines());
   return {std::move(table), std::move(diagnostics), csv.rows().size()};
 }
 

@@ -31,6 +31,9 @@ class FmoeTable {
   [[nodiscard]] const std::vector<std::string>& column_names() const { return m_header.cells; }
   [[nodiscard]] const std::vector<FmoeRow>& rows() const { return m_rows; }
   [[nodiscard]] bool ends_with_newline() const { return m_ends_with_newline; }
+  // Empty lines after the last row (pandas skips them), written back unchanged.
+  [[nodiscard]] int trailing_blank_lines() const { return m_trailing_blank_lines; }
+  void set_trailing_blank_lines(int count) { m_trailing_blank_lines = count; }
   // Warnings found while reading (short rows, unknown columns).
   [[nodiscard]] const std::vector<Diagnostic>& warnings() const { return m_warnings; }
 
@@ -49,6 +52,7 @@ class FmoeTable {
   CsvRow m_header;
   std::vector<FmoeRow> m_rows;
   bool m_ends_with_newline;
+  int m_trailing_blank_lines = 0;
   std::vector<Diagnostic> m_warnings;
 };
 

@@ -46,6 +46,7 @@ CellTexts typed_cells(const FmoeRow& row) {
     set(C::intermediate_pad, std::to_string(k.fhmoe->intermediate_pad));
     set(C::gate_mode, std::string(to_string(k.fhmoe->gate_mode)));
   }
+  if (k.gate_mode) set(C::gate_mode, std::string(to_string(*k.gate_mode)));
   if (row.actual_m) set(C::actual_m, std::to_string(*row.actual_m));
   if (row.tuned) {
     auto const& t = *row.tuned;
@@ -102,9 +103,12 @@ std::vector<std::string> format_row_cells(const FmoeRow& row,
   for (auto const& spec : known_columns()) {
     auto const i = static_cast<std::size_t>(spec.column);
     if (placed[i] || !texts[i] || texts[i]->empty()) continue;
-    // AITER treats a missing xbf16/flat as 0, so an older file loses nothing by omitting it.
+    // AITER treats a missing xbf16/flat as 0, and fills a missing gfx in from cu_num, so an
+    // older file loses nothing by omitting them.
     bool const aiter_default =
-        (spec.column == Column::xbf16 || spec.column == Column::flat) && *texts[i] == "0";
+        ((spec.column == Column::xbf16 || spec.column == Column::flat) && *texts[i] == "0") ||
+        (spec.column == Column::gfx && row.key.cu_num &&
+         *texts[i] == gfx_from_cu_num(*row.key.cu_num));
     if (aiter_default) continue;
     throw InputError(file, 1, 0,
                      fmt::format("cannot write the row {}: it sets {}={} but the file has no "
@@ -128,6 +132,7 @@ std::vector<std::string> format_row_cells(const FmoeRow& row,
 std::string render_fmoe_table(const FmoeTable& table) {
   std::string out = table.header().raw;
   for (auto const& row : table.rows()) {
+    out.append(static_cast<std::size_t>(row.blank_lines_before), '\n');
     out += '\n';
     if (row.from_file()) {
       out += row.raw;
@@ -135,6 +140,7 @@ std::string render_fmoe_table(const FmoeTable& table) {
       out += join_cells(format_row_cells(row, table.column_names(), table.file()));
     }
   }
+  out.append(static_cast<std::size_t>(table.trailing_blank_lines()), '\n');
   if (table.ends_with_newline()) out += '\n';
   return out;
 }

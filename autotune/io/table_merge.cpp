@@ -71,6 +71,11 @@ void check_target(const FmoeParseResult& parsed, MergePlan& plan) {
         {Severity::error, plan.target, 1, 1,
          fmt::format("the target is an {} file, not a tuned table: merge only adds tuned rows",
                      to_string(table.kind()))});
+  } else if (is_grouped(table.kind())) {
+    plan.findings.push_back(
+        {Severity::error, plan.target, 1, 1,
+         "the target is a tuned grouped-MoE table: moe-tune validates that family but does "
+         "not write its rows (their tile, warp and buffer columns are AITER's FlyDSL knobs)"});
   }
   // The reader leaves rows with errors out of the table; writing it back would drop them.
   for (auto const& d : parsed.diagnostics) {
@@ -110,9 +115,18 @@ void check_incoming(const FmoeParseResult& parsed, FmoeFileKind target_kind, Mer
   }
 }
 
+// A sibling's own problems are reported (as warnings) but do not refuse the merge: AITER
+// reads each table on its own, so a bad row elsewhere does not change what this merge
+// writes. Only a collision of one of the new rows with a sibling's key refuses it.
 void check_siblings(const std::filesystem::path& dir, const FmoeTable& incoming,
                     MergePlan& plan) {
-  std::map<FmoeKey, Place> keys;
+  using SpaceKey = std::pair<FmoeFamily, FmoeKey>;
+  std::map<SpaceKey, Place> keys;
+  auto as_warning = [&](Diagnostic d) {
+    d.severity = Severity::warning;
+    d.message = fmt::format("in a sibling table (does not block this merge): {}", d.message);
+    plan.findings.push_back(std::move(d));
+  };
   for (auto const& file : csv_files_in(dir)) {
     if (same_file(file, plan.target) || same_file(file, plan.incoming)) continue;
     std::string const text = read_file(file);
@@ -120,22 +134,31 @@ void check_siblings(const std::filesystem::path& dir, const FmoeTable& incoming,
       plan.siblings_skipped.push_back(file);
       continue;
     }
-    // An unreadable sibling throws: its keys cannot be compared, so the merge cannot be proven
-    // safe.
-    auto parsed = parse_fmoe_csv(parse_csv(text, file, fmoe_csv_options()));
-    if (!is_tuned(parsed.table.kind())) {  // untuned lists are a separate key space
+    std::optional<FmoeParseResult> parsed;
+    try {
+      parsed = parse_fmoe_csv(parse_csv(text, file, fmoe_csv_options()));
+    } catch (const InputError& e) {
+      as_warning({Severity::warning, e.file(), e.line(), e.column(),
+                  fmt::format("{} (its keys could not be compared)", e.message())});
+      plan.siblings_skipped.push_back(file);
+      continue;
+    }
+    if (!is_tuned(parsed->table.kind())) {  // untuned lists are a separate key space
       plan.siblings_skipped.push_back(file);
       continue;
     }
     plan.siblings_checked.push_back(file);
-    for (auto const& d : parsed.diagnostics) {
-      // A row with an error has no trustworthy key, so it could hide a collision.
-      if (d.severity == Severity::error) plan.findings.push_back(d);
+    for (auto const& d : parsed->diagnostics) {
+      if (d.severity == Severity::error) as_warning(d);
     }
-    for (auto const& row : parsed.table.rows()) keys.try_emplace(row.key, Place{file, row.line});
+    auto const space = family(parsed->table.kind());
+    for (auto const& row : parsed->table.rows()) {
+      keys.try_emplace({space, row.key}, Place{file, row.line});
+    }
   }
+  auto const space = family(incoming.kind());
   for (auto const& row : incoming.rows()) {
-    auto const it = keys.find(row.key);
+    auto const it = keys.find({space, row.key});
     if (it == keys.end()) continue;
     plan.findings.push_back(
         {Severity::error, plan.incoming, row.line, 1,
@@ -148,17 +171,14 @@ void check_siblings(const std::filesystem::path& dir, const FmoeTable& incoming,
 
 // Parses the merged text again: the plan is accepted only if the result is a table the reader
 // (and so `validate` and AITER) accepts. Errors are traced back to the incoming row.
-void check_merged(const std::string& text, const std::vector<std::int64_t>& source_of,
+void check_merged(const std::string& text, const std::map<std::int64_t, std::int64_t>& source_at,
                   MergePlan& plan) {
   try {
     auto const parsed = parse_fmoe_csv(parse_csv(text, plan.target, fmoe_csv_options()));
     for (auto const& d : parsed.diagnostics) {
       if (d.severity != Severity::error) continue;
-      auto const index = d.line - 2;
-      std::int64_t const source =
-          index >= 0 && static_cast<std::size_t>(index) < source_of.size()
-              ? source_of[static_cast<std::size_t>(index)]
-              : 0;
+      auto const it = source_at.find(d.line);
+      std::int64_t const source = it == source_at.end() ? 0 : it->second;
       plan.findings.push_back(
           {Severity::error, plan.incoming, source, 0,
            fmt::format("the merged table would be invalid at {}: {}",
@@ -224,17 +244,24 @@ MergePlan plan_merge(const std::filesystem::path& target, const std::filesystem:
   }
   if (!plan.ok()) return plan;
 
+  // Row i's line in the merged text: after the header and every row and empty line above it.
+  std::vector<std::int64_t> line_of(table.rows().size());
+  std::map<std::int64_t, std::int64_t> source_at;  // merged line -> incoming line
+  for (std::size_t i = 0, line = 1; i < table.rows().size(); ++i) {
+    line += 1 + static_cast<std::size_t>(table.rows()[i].blank_lines_before);
+    line_of[i] = static_cast<std::int64_t>(line);
+    if (i < source_of.size() && source_of[i] != 0) source_at[line_of[i]] = source_of[i];
+  }
   std::string merged = render_fmoe_table(table);
-  check_merged(merged, source_of, plan);
+  check_merged(merged, source_at, plan);
   if (!plan.ok()) return plan;
   plan.after = std::move(merged);
 
-  // The target had no errors, empty lines are rejected by the reader, so row i is line i + 2.
   for (std::size_t i = 0; i < source_of.size(); ++i) {
     if (source_of[i] == 0) continue;
     MergeChange change;
     change.source_line = source_of[i];
-    change.target_line = static_cast<std::int64_t>(i) + 2;
+    change.target_line = line_of[i];
     if (i >= old_raw.size()) {
       change.kind = MergeChange::Kind::appended;
     } else {

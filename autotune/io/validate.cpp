@@ -7,6 +7,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "autotune/core/error.hpp"
 #include "autotune/io/cell_values.hpp"
@@ -21,9 +22,10 @@ struct Place {
   std::int64_t line = 0;
 };
 
-// Keys live in separate namespaces for lists and tables: an untuned list naturally repeats
-// the shapes of the tuned table made from it.
-using KeySpace = std::map<std::pair<bool, FmoeKey>, Place>;
+// Keys live in separate namespaces for lists and tables (an untuned list naturally repeats
+// the shapes of the tuned table made from it) and for each family (AITER reads fMoE, fhmoe and
+// grouped-MoE tables through separate lookups).
+using KeySpace = std::map<std::tuple<FmoeFamily, bool, FmoeKey>, Place>;
 
 std::int64_t column_of(const FmoeTable& table, const FmoeRow& row, Column c) {
   int const at = table.layout().at(c);
@@ -47,27 +49,32 @@ void check_token(const FmoeTable& table, const FmoeRow& row, std::vector<Diagnos
                              token, next)});
 }
 
-// AITER's test_no_invalid_times requires us > 0 (blank us passes: pandas reads it as NaN).
-// Rows whose times are all exactly zero are configurations pinned by hand, not measurements;
-// real AITER tables contain them, so they are reported as a warning rather than an error.
+// The file AITER's CSV test checks times in: its main fMoE tuned table.
+bool is_main_tuned_table(const FmoeTable& table) {
+  return table.kind() == FmoeFileKind::tuned && table.file().filename() == "tuned_fmoe.csv";
+}
+
+// AITER's test_no_invalid_times requires us > 0 in its main tuned_fmoe.csv (blank us passes:
+// pandas reads it as NaN); that is an error there. Model tables are not checked by that test,
+// and real ones hold pinned configurations with all-zero times, so there it is a warning.
 void check_times(const FmoeTable& table, const FmoeRow& row, std::vector<Diagnostic>& out) {
   auto const& t = *row.tuned;
   if (!t.us) return;
   auto const col = column_of(table, row, Column::us);
-  bool const stages_zero = t.us1.value_or(0.0) == 0.0 && t.us2.value_or(0.0) == 0.0;
   if (*t.us <= 0.0) {
-    if (stages_zero) {
-      out.push_back({Severity::warning, table.file(), row.line, col,
-                     "no timing recorded (us1, us2 and us are all 0): a pinned configuration, "
-                     "not a measurement; AITER's CSV test rejects us <= 0 in its main "
-                     "tuned_fmoe.csv"});
+    auto const& cell = row.cells[static_cast<std::size_t>(table.layout().at(Column::us))];
+    if (is_main_tuned_table(table)) {
+      out.push_back({Severity::error, table.file(), row.line, col,
+                     fmt::format("column 'us': expected a positive total time in the main "
+                                 "tuned table (AITER's CSV test rejects us <= 0 in "
+                                 "tuned_fmoe.csv; us1 + us2 = {}), found '{}'",
+                                 format_us(t.us1.value_or(0) + t.us2.value_or(0)), cell)});
     } else {
-      out.push_back(
-          {Severity::error, table.file(), row.line, col,
-           fmt::format("column 'us': expected a positive total time (us1 + us2 = "
-                       "{}), found '{}'",
-                       format_us(t.us1.value_or(0) + t.us2.value_or(0)),
-                       row.cells[static_cast<std::size_t>(table.layout().at(Column::us))])});
+      out.push_back({Severity::warning, table.file(), row.line, col,
+                     fmt::format("us is '{}': no positive time recorded (a pinned "
+                                 "configuration, not a measurement); AITER's CSV test would "
+                                 "reject it in the main tuned_fmoe.csv",
+                                 cell)});
     }
     return;
   }
@@ -102,15 +109,21 @@ void check_sort_block(const FmoeTable& table, const FmoeRow& row, std::vector<Di
 
 void check_duplicate(const FmoeTable& table, const FmoeRow& row, KeySpace& keys,
                      std::vector<Diagnostic>& out) {
-  auto const [it, inserted] =
-      keys.try_emplace({is_tuned(table.kind()), row.key}, Place{table.file(), row.line});
+  // AITER's grouped lookup keeps every matching row and takes the fastest measured one, and
+  // its CSV test does not check that family for duplicates: several rows per shape are legal.
+  if (is_grouped(table.kind())) return;
+  auto const [it, inserted] = keys.try_emplace({family(table.kind()), is_tuned(table.kind()), row.key},
+                                               Place{table.file(), row.line});
   if (inserted) return;
   auto const& first = it->second;
   out.push_back({Severity::error, table.file(), row.line, 1,
-                 fmt::format("duplicate key: {} and {} both define {}; AITER would silently "
+                 fmt::format("duplicate key: {} and {} both define {}{}; AITER would silently "
                              "use only one of them",
                              format_location(first.file, first.line, 0),
-                             format_location(table.file(), row.line, 0), row.key.describe())});
+                             format_location(table.file(), row.line, 0), row.key.describe(),
+                             row.gfx_from_cu_num ? " (gfx filled from cu_num, as AITER does "
+                                                   "for a table without a gfx column)"
+                                                 : "")});
 }
 
 // FileError's what() already starts with "file: error: "; a Diagnostic adds its own.

@@ -1,7 +1,9 @@
 #include "autotune/tune/tune_report.hpp"
 
 #include "autotune/core/atomic_file.hpp"
+#include "autotune/io/number_format.hpp"
 #include "autotune/moe/moe_shape.hpp"
+#include "autotune/tune/tuned_rows.hpp"
 
 namespace moetune::tune {
 
@@ -16,6 +18,20 @@ nlohmann::json to_json(const measure::Verification& v) {
           {"max_abs", v.max_abs}, {"max_rel", v.max_rel}, {"err1", v.err1},
           {"err2", v.err2},       {"max_abs_vs_baseline", v.max_abs_vs_baseline},
           {"failure", v.passed ? "" : std::string(to_string(v.failure))}};
+}
+
+nlohmann::json to_json(const RowFigures& f, const char* m_name) {
+  return {{m_name, f.M}, {"us", f.us}, {"tflops", f.tflops}, {"bw_gbps", f.bw}};
+}
+
+// The tuned row's us/tflops/bw as AITER defines them (at token) beside moe-tune's own figures
+// for the same time (at the timed M, its traffic model); null for a bucket without a row.
+nlohmann::json row_figures(const BucketResult& b) {
+  if (!b.qualified || !b.stage1_us || !b.stage2_us) return nullptr;
+  double const us = io::total_us(io::python_round(*b.stage1_us, 4),
+                                 io::python_round(*b.stage2_us, 4));
+  return {{"aiter_row", to_json(aiter_row_figures(b.key, us), "token")},
+          {"moetune", to_json(moetune_row_figures(b, us), "actual_m")}};
 }
 
 nlohmann::json to_json(const stats::PairedSample& s) {
@@ -134,6 +150,7 @@ nlohmann::json to_json(const BucketResult& b) {
           {"manifest", b.manifest ? to_json(*b.manifest) : nlohmann::json()},
           {"confirmation", attempts},
           {"qualified", b.qualified},
+          {"figures", row_figures(b)},
           {"stage1_us", opt_json(b.stage1_us)},
           {"stage2_us", opt_json(b.stage2_us)},
           {"stage1_samples_us", b.stage1_samples_us},

@@ -16,6 +16,42 @@ io::FmoeKey tuned_row_key(const io::FmoeKey& untuned, const RowContext& ctx) {
   return key;
 }
 
+RowFigures aiter_row_figures(const io::FmoeKey& k, double us) {
+  auto const token = static_cast<double>(k.token);
+  auto const model_dim = static_cast<double>(k.model_dim);
+  auto const inter_dim = static_cast<double>(k.inter_dim);
+  auto const expert = static_cast<double>(k.expert);
+  auto const topk = static_cast<double>(k.topk);
+  double const n1 = k.use_g1u1 ? 2 * inter_dim : inter_dim;
+  double const flop =
+      token * n1 * model_dim * topk * 2 + topk * token * model_dim * inter_dim * 2;
+  double const w_bpe = io::aiter_bytes_per_element(k.q_dtype_w);
+  double const bytes = token * model_dim * io::aiter_bytes_per_element(k.q_dtype_a) +
+                       n1 * model_dim * w_bpe * expert + inter_dim * model_dim * w_bpe * expert +
+                       token * model_dim * io::aiter_bytes_per_element(k.dtype);
+  RowFigures f;
+  f.M = k.token;
+  f.us = us;
+  if (us > 0) {
+    f.tflops = io::python_round(flop / (us * 1e6), 2);
+    f.bw = io::python_round(bytes / (us * 1e-6) / 1e9, 2);
+  }
+  return f;
+}
+
+RowFigures moetune_row_figures(const BucketResult& b, double us) {
+  auto shape = b.shape;
+  shape.tokens = b.M;
+  RowFigures f;
+  f.M = b.M;
+  f.us = us;
+  if (us > 0) {
+    f.tflops = io::python_round(moe::moe_flops(shape) / (us * 1e-6) / 1e12, 2);
+    f.bw = io::python_round(moe::expected_moe_traffic(shape).total() / (us * 1e-6) / 1e9, 2);
+  }
+  return f;
+}
+
 std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ctx) {
   if (!b.qualified || !b.winner || !b.stage1_us || !b.stage2_us) return std::nullopt;
   auto const& rec = b.pairs.at(*b.winner);
@@ -24,7 +60,9 @@ std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ct
   row.key = tuned_row_key(b.key, ctx);
   io::TunedResult t;
   t.block_m = pair.stage1.block_m;  // shared by both stages (the sort granularity)
-  t.ksplit = pair.stage2.ksplit > 1 ? pair.stage2.ksplit : 0;  // AITER writes 0 for none
+  // AITER reads ksplit as stage one's split-K; moe-tune's stage one has none. Its stage-two
+  // split is in kernelName2 (_ksN), never here: ksplit > 1 would send the row elsewhere.
+  t.ksplit = 0;
   // Stored as AITER stores them (rounded to 4 decimals), so the row reads back equal.
   t.us1 = io::python_round(*b.stage1_us, 4);
   t.us2 = io::python_round(*b.stage2_us, 4);
@@ -40,10 +78,9 @@ std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ct
   t.xbf16 = false;
   t.flat = 0;
   if (us > 0) {
-    auto shape = b.shape;
-    shape.tokens = b.M;
-    t.tflops = io::python_round(moe::moe_flops(shape) / (us * 1e-6) / 1e12, 2);
-    t.bw = io::python_round(moe::expected_moe_traffic(shape).total() / (us * 1e-6) / 1e9, 2);
+    auto const aiter = aiter_row_figures(b.key, us);
+    t.tflops = aiter.tflops;
+    t.bw = aiter.bw;
   }
   row.tuned = t;
   return row;

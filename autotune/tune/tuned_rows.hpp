@@ -1,7 +1,11 @@
 #pragma once
-// Qualified buckets as AITER tuned rows (DESIGN.md §5): the untuned key with gfx and cu_num
-// filled in, the shared block_m, ksplit (AITER: 0 = none), isolated stage times us1/us2,
-// the KernelConfig names, err1/err2, us = round(us1 + us2, 4), TFLOP/s and bandwidth.
+// Qualified buckets as AITER tuned rows (DESIGN.md §5, docs/formats.md), every column in the
+// meaning AITER reads it: the untuned key with gfx and cu_num filled in, the shared block_m,
+// ksplit = stage one's split-K (AITER sends a bf16 x fp4 row with ksplit > 1 to another
+// backend; moe-tune's stage one has none, so 0; its stage-two split stays in kernelName2 as
+// _ksN), isolated stage times us1/us2, the KernelConfig names, err1/err2, us = round(us1 + us2,
+// 4), and tflops/bw by AITER's tuner formulas at `token`. moe-tune's own figures (at the timed
+// M, its traffic model) go in the report (report.json: "figures").
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -25,9 +29,29 @@ struct RowContext {
 // The key a tuned row of this untuned key carries: gfx, cu_num and the tag filled in.
 [[nodiscard]] io::FmoeKey tuned_row_key(const io::FmoeKey& untuned, const RowContext& context);
 
+// Throughput figures for one time: the M they are counted at, TFLOP/s and GB/s.
+struct RowFigures {
+  std::int64_t M = 0;
+  double us = 0;
+  double tflops = 0;
+  double bw = 0;
+};
+
+// AITER's definitions (FmoeTuner.calculate, the whole-MoE estimate it writes): at M = token,
+//   flop  = token*N1*model_dim*topk*2 + topk*token*model_dim*inter_dim*2  (N1 = 2*inter_dim
+//           when use_g1u1, else inter_dim)
+//   bytes = token*model_dim*bpe(q_dtype_a) + N1*model_dim*bpe(q_dtype_w)*expert
+//           + inter_dim*model_dim*bpe(q_dtype_w)*expert + token*model_dim*bpe(dtype)
+//   tflops = round(flop / us / 1e6, 2), bw = round(bytes / us / 1e3, 2) (GB/s), with AITER's
+//   bytes per element (io::aiter_bytes_per_element). Every expert's weights count once.
+[[nodiscard]] RowFigures aiter_row_figures(const io::FmoeKey& key, double us);
+
+// moe-tune's own figures for the same time: at the M the bucket was timed at (actual_m) with
+// moe::moe_flops and the expected traffic under uniform routing (moe::expected_moe_traffic).
+[[nodiscard]] RowFigures moetune_row_figures(const BucketResult& bucket, double us);
+
 // The row of a qualified bucket; nullopt for every other bucket (no row without a pass).
-// tflops = moe_flops / us; bw = our traffic model (expected bytes under uniform routing,
-// moe::expected_moe_traffic) / us in GB/s. Both use the row's own `us`.
+// tflops and bw are aiter_row_figures at the row's own `us`.
 [[nodiscard]] std::optional<io::FmoeRow> tuned_row(const BucketResult& bucket,
                                                    const RowContext& context);
 

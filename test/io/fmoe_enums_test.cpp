@@ -17,9 +17,9 @@ TEST_CASE("enums: every enum spelling parses and prints back unchanged", "[io]")
     }
     return n;
   };
-  CHECK(round_trip(ActivationType{}, parse_activation_type) == 4);
-  CHECK(round_trip(TorchDtype{}, parse_torch_dtype) == 10);
-  CHECK(round_trip(QuantType{}, parse_quant_type) == 6);
+  CHECK(round_trip(ActivationType{}, parse_activation_type) == 6);
+  CHECK(round_trip(TorchDtype{}, parse_torch_dtype) == 16);
+  CHECK(round_trip(QuantType{}, parse_quant_type) == 8);
   CHECK(round_trip(GateMode{}, parse_gate_mode) == 2);
 }
 
@@ -40,13 +40,15 @@ TEST_CASE("enums: an unknown spelling is rejected with the list of valid ones", 
   REQUIRE_FALSE(act);
   CHECK(act.error ==
         "expected an activation type (one of ActivationType.Silu, ActivationType.Gelu, "
-        "ActivationType.Swiglu, ActivationType.No), found 'ActivationType.silu'");
+        "ActivationType.Swiglu, ActivationType.Situv2, ActivationType.GeluTanh, "
+        "ActivationType.No), found 'ActivationType.silu'");
 
   auto const q = parse_quant_type("QuantType.per_token");
   REQUIRE_FALSE(q);
   CHECK(q.error ==
         "expected a quantization type (one of QuantType.No, QuantType.per_Tensor, "
-        "QuantType.per_Token, QuantType.per_1x32, QuantType.per_1x128, QuantType.per_128x128), "
+        "QuantType.per_Token, QuantType.per_1x32, QuantType.per_1x128, QuantType.per_128x128, "
+        "QuantType.per_256x128, QuantType.per_1024x128), "
         "found 'QuantType.per_token'");
 
   auto const dtype = parse_torch_dtype("dtypes.bf16");  // AITER's Python alias, not the CSV text

@@ -145,7 +145,8 @@ TEST_CASE("fmoe: an unknown enum spelling lists the valid ones", "[io]") {
   CHECK(e.column() == 19);
   CHECK(e.message() ==
         "column 'act_type': expected an activation type (one of ActivationType.Silu, "
-        "ActivationType.Gelu, ActivationType.Swiglu, ActivationType.No), found "
+        "ActivationType.Gelu, ActivationType.Swiglu, ActivationType.Situv2, "
+        "ActivationType.GeluTanh, ActivationType.No), found "
         "'ActivationType.Relu'");
 }
 
@@ -217,9 +218,10 @@ TEST_CASE("fmoe: flags must be 0 or 1, ksplit >= -1", "[io]") {
   CHECK(ksplit.message() == "column 'ksplit': expected an integer >= -1, found '-2'");
   auto const err =
       table_error("errpct", "t.csv",
-                  lines({tuned_header, with_cell(tuned_row(1), tuned_header, "err1", "0.0")}));
+                  lines({tuned_header, with_cell(tuned_row(1), tuned_header, "err1", "0.0x")}));
   CHECK(err.message() ==
-        "column 'err1': expected a non-negative percentage like 0.0%, found '0.0'");
+        "column 'err1': expected a non-negative percentage like 0.0% (or a bare fraction like "
+        "0.0), found '0.0x'");
 }
 
 TEST_CASE("fmoe: actual_m must lie in 1..token", "[io]") {

@@ -168,13 +168,21 @@ TEST_CASE("writer: appending to an older layout keeps its column order", "[io]")
       "32.3123,0,5.26,2629.41,";
   auto const path = write_text(dir, "old.csv", std::string(old_tuned_header) + "\n" + old_row);
 
-  SECTION("a row naming gfx is refused, the file untouched") {
-    auto const e = input_error_from(
-        [&] { merge_rows_into_file(path, std::vector{new_tuned_row(8)}, FmoeFileKind::tuned); });
+  SECTION("a row naming a gfx AITER would not fill in from its cu_num is refused") {
+    // AITER fills a legacy row's gfx from cu_num (256 -> gfx950): gfx942 would be lost.
+    auto const e = input_error_from([&] {
+      merge_rows_into_file(path, std::vector{new_tuned_row(8, "gfx942")}, FmoeFileKind::tuned);
+    });
     CHECK(e.line() == 1);
-    CHECK(e.message().find("it sets gfx=gfx950 but the file has no 'gfx' column") !=
+    CHECK(e.message().find("it sets gfx=gfx942 but the file has no 'gfx' column") !=
           std::string::npos);
     CHECK(read_file(path) == std::string(old_tuned_header) + "\n" + old_row);
+  }
+  SECTION("a row whose gfx AITER fills in from cu_num goes in without it") {
+    merge_rows_into_file(path, std::vector{new_tuned_row(8, "gfx950")}, FmoeFileKind::tuned);
+    auto const text = read_file(path);
+    CHECK(text.find("\n256,8,7168,512,384,6,") != std::string::npos);
+    CHECK(text.find("gfx950") == std::string::npos);
   }
   SECTION("without gfx, xbf16/flat of 0 are dropped and the row takes the file's order") {
     merge_rows_into_file(path, std::vector{new_tuned_row(8, "")}, FmoeFileKind::tuned);

@@ -69,7 +69,12 @@ TEST_CASE("format: cells convert strictly", "[io]") {
 
   CHECK(parse_percent("0.3%") == Approx(0.003));
   CHECK(parse_percent("0.0%") == 0.0);
-  CHECK_FALSE(parse_percent("0.3"));
+  // Without '%' the cell is the fraction itself (AITER tables store err1 both ways).
+  CHECK(parse_percent("0.0") == 0.0);
+  CHECK(parse_percent("0") == 0.0);
+  CHECK(parse_percent("0.003") == Approx(0.003));
+  CHECK_FALSE(parse_percent("x%"));
+  CHECK_FALSE(parse_percent(""));
   CHECK_FALSE(parse_percent("%"));
 
   CHECK(parse_bool01("0") == false);

@@ -109,27 +109,40 @@ TEST_CASE("validate: non-power-of-two tokens are warned about", "[io]") {
   CHECK(printed(report).find(u.string() + ": ok: 2 rows, 1 warning\n") != std::string::npos);
 }
 
-TEST_CASE("validate: us must be positive, all-zero timings are only a warning", "[io]") {
+TEST_CASE("validate: us must be positive in the main tuned_fmoe.csv, elsewhere a warning",
+          "[io]") {
   auto const dir = moetune::test::scratch_dir("v_us");
-  auto const t = write_text(
-      dir, "t.csv",
-      table_of(tuned_header, {tuned_row(1, "12.0", "8.0", "0.0"),  // stages timed, total 0
-                              tuned_row(2, "0.0", "0.0", "0.0"),   // pinned, never timed
-                              tuned_row(4, "", "", ""),            // blank: allowed by AITER
-                              tuned_row(8, "12.0", "8.0", "25.0")}));
-  auto const report = validate_files({t});
-  CHECK(report.exit_code() == 1);
-  REQUIRE(report.findings.size() == 3);
-  CHECK(report.findings[0].severity == Severity::error);
-  CHECK(report.findings[0].line == 2);
-  CHECK(report.findings[0].message ==
-        "column 'us': expected a positive total time (us1 + us2 = 20.0), found '0.0'");
-  CHECK(report.findings[1].severity == Severity::warning);
-  CHECK(report.findings[1].line == 3);
-  CHECK(report.findings[1].message.starts_with("no timing recorded (us1, us2 and us are all 0)"));
-  CHECK(report.findings[2].severity == Severity::warning);
-  CHECK(report.findings[2].line == 5);
-  CHECK(report.findings[2].message == "us 25.0 is not us1 + us2 = 20.0");
+  auto const rows = table_of(tuned_header, {tuned_row(1, "12.0", "8.0", "0.0"),  // total 0
+                                            tuned_row(2, "0.0", "0.0", "0.0"),   // pinned
+                                            tuned_row(4, "", "", ""),  // blank: NaN to AITER
+                                            tuned_row(8, "12.0", "8.0", "25.0")});
+  SECTION("AITER's test_no_invalid_times rejects us <= 0 in its main table") {
+    std::filesystem::create_directories(dir / "main");
+    auto const t = write_text(dir / "main", "tuned_fmoe.csv", rows);
+    auto const report = validate_files({t});
+    CHECK(report.exit_code() == 1);
+    REQUIRE(report.findings.size() == 3);
+    CHECK(report.findings[0].severity == Severity::error);
+    CHECK(report.findings[0].line == 2);
+    CHECK(report.findings[0].column == 203);
+    CHECK(report.findings[0].message ==
+          "column 'us': expected a positive total time in the main tuned table (AITER's CSV "
+          "test rejects us <= 0 in tuned_fmoe.csv; us1 + us2 = 20.0), found '0.0'");
+    CHECK(report.findings[1].severity == Severity::error);
+    CHECK(report.findings[1].line == 3);
+    CHECK(report.findings[2].severity == Severity::warning);
+    CHECK(report.findings[2].message == "us 25.0 is not us1 + us2 = 20.0");
+  }
+  SECTION("a model table is not checked by that test: warnings only") {
+    auto const t = write_text(dir, "model_tuned_fmoe.csv", rows);
+    auto const report = validate_files({t});
+    CHECK(report.exit_code() == 0);
+    REQUIRE(report.findings.size() == 3);
+    CHECK(report.findings[0].severity == Severity::warning);
+    CHECK(report.findings[0].message.starts_with("us is '0.0': no positive time recorded"));
+    CHECK(report.findings[1].severity == Severity::warning);
+    CHECK(report.findings[2].message == "us 25.0 is not us1 + us2 = 20.0");
+  }
 }
 
 TEST_CASE("validate: FlyDSL stage two must use stage one's sorting block", "[io]") {

@@ -60,6 +60,36 @@ Provenance provenance() {
 
 }  // namespace
 
+TEST_CASE("AITER's tflops and bw formulas reproduce its published rows", "[tune]") {
+  // tuned_fmoe.csv line 2 (fp8 per_Token, Gelu, doweight) and kimik2_fp4_tuned_fmoe.csv
+  // line 2 (fp4x2 per_1x32): us, tflops and bw as AITER wrote them.
+  io::FmoeKey fp8;
+  fp8.token = 4, fp8.model_dim = 2304, fp8.inter_dim = 1536, fp8.expert = 8, fp8.topk = 2;
+  fp8.dtype = io::TorchDtype::bf16;
+  fp8.q_dtype_a = fp8.q_dtype_w = io::TorchDtype::fp8_e4m3fnuz;
+  fp8.use_g1u1 = true;
+  auto const a = aiter_row_figures(fp8, 32.3123);
+  CHECK(a.M == 4);
+  CHECK(a.tflops == 5.26);
+  CHECK(a.bw == 2629.41);
+  io::FmoeKey fp4 = fp8;
+  fp4.token = 1, fp4.model_dim = 7168, fp4.inter_dim = 256, fp4.expert = 384, fp4.topk = 8;
+  fp4.q_dtype_a = fp4.q_dtype_w = io::TorchDtype::fp4x2_e2m1fn;
+  auto const b = aiter_row_figures(fp4, 21.362);
+  CHECK(b.tflops == 4.12);
+  CHECK(b.bw == 98958.46);
+}
+
+TEST_CASE("ksplit is stage one's split-K, stage two's stays in kernelName2", "[tune]") {
+  auto buckets = run_two_buckets();
+  REQUIRE(buckets[0].qualified);
+  auto& b = buckets[0];
+  b.pairs[*b.winner].pair.stage2.ksplit = 2;
+  auto const row = tuned_row(b, RowContext{"sm_90", 132}).value();
+  CHECK(row.tuned->ksplit == 0);
+  CHECK(row.tuned->kernel_name2.find("_ks2_") != std::string::npos);
+}
+
 TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[tune]") {
   auto const buckets = run_two_buckets();
   REQUIRE(buckets[0].qualified);
@@ -81,8 +111,15 @@ TEST_CASE("qualified buckets become AITER rows that validate and round-trip", "[
   CHECK(*t.us1 == io::python_round(*b.stage1_us, 4));
   CHECK(*t.us == io::total_us(*t.us1, *t.us2));
   CHECK(*t.us == Approx(97.0 * 0.95).epsilon(0.01));
-  CHECK(*t.tflops > 0);
-  CHECK(*t.bw > 0);
+  // tflops and bw are AITER's (at token 8), not moe-tune's own (at the timed M = 6).
+  auto const aiter = aiter_row_figures(row.key, *t.us);
+  CHECK(*t.tflops == aiter.tflops);
+  CHECK(*t.bw == aiter.bw);
+  auto const own = moetune_row_figures(b, *t.us);
+  CHECK(own.M == 6);
+  CHECK(aiter.M == 8);
+  CHECK(aiter.tflops == Approx(own.tflops * 8.0 / 6.0).epsilon(0.01));
+  CHECK(aiter.bw != Approx(own.bw));
 
   auto const dir = test::scratch_dir("tune_emit_rows");
   auto const file = dir / "tuned_fmoe.csv";
@@ -187,8 +224,19 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   CHECK(b0["confirmation"][0]["control"]["passed"] == true);
   CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
   CHECK(b0["stage1_samples_us"].size() == 15);
+  // The row's figures as AITER defines them, and moe-tune's own for the same time.
+  auto const row = tuned_row(buckets[0], RowContext{"sm_90", 132}).value();
+  CHECK(b0["figures"]["aiter_row"]["token"] == 8);
+  CHECK(b0["figures"]["aiter_row"]["us"] == *row.tuned->us);
+  CHECK(b0["figures"]["aiter_row"]["tflops"] == *row.tuned->tflops);
+  CHECK(b0["figures"]["aiter_row"]["bw_gbps"] == *row.tuned->bw);
+  auto const own = moetune_row_figures(buckets[0], *row.tuned->us);
+  CHECK(b0["figures"]["moetune"]["actual_m"] == 6);
+  CHECK(b0["figures"]["moetune"]["tflops"] == own.tflops);
+  CHECK(b0["figures"]["moetune"]["bw_gbps"] == own.bw);
   auto const& b1 = j["buckets"][1];
   CHECK(b1["qualified"] == false);
+  CHECK(b1["figures"].is_null());
   CHECK(b1["confirmation"].size() == 2);
   CHECK(b1["confirmation"][1]["control"]["passed"] == false);
   CHECK(b1["candidates"][1]["outcome"] == "control_failed");
