@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/shape_options.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
@@ -24,16 +25,12 @@
 namespace moetune::app {
 namespace {
 
-struct BenchOptions {
+struct BenchOptions : MeasurementOptions {
   ShapeOptions shape;
   std::vector<std::int64_t> ms{8};
   std::vector<std::string> configs{"default"};
-  std::string routing = "uniform";
-  bool hot = false;
   int repeats = 16;
   int samples = 15;
-  std::uint64_t seed = 1;
-  std::string cache_dir;
   std::string json_path;
   bool roofline = false;
   std::string markdown_path;
@@ -276,14 +273,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "Pairs to run, each 'default' (the baseline heuristic) or "
                   "'STAGE1_NAME,STAGE2_NAME'")
       ->capture_default_str();
-  cmd->add_option("--routing", opt->routing,
-                  "uniform, round_robin, concentrated, zipf:S or file:PATH")
-      ->capture_default_str();
-  cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
   cmd->add_option("--repeats", opt->repeats, "Launches per graph replay")->capture_default_str();
   cmd->add_option("--samples", opt->samples, "Timed replays per part")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Workload seed")->capture_default_str();
-  cmd->add_option("--cache-dir", opt->cache_dir, "Code cache directory");
   cmd->add_option("--json", opt->json_path, "Also write the figures as JSON");
   cmd->add_flag("--roofline", opt->roofline,
                 "Measure the copy bandwidth first and print each row's roofline and ratio");
@@ -292,6 +283,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--markdown", opt->markdown_path,
                   "Also write the rows as a Markdown table (docs/performance.md)");
+  opt->add_measurement_options(*cmd, "Workload seed");
   cmd->callback([opt, &exit_code] { run_bench(*opt, exit_code); });
 }
 

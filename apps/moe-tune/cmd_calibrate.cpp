@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/shape_options.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
@@ -30,7 +31,7 @@
 namespace moetune::app {
 namespace {
 
-struct CalibrateOptions {
+struct CalibrateOptions : MeasurementOptions {
   ShapeOptions shape;
   // Backbone M = 8: where same-kernel placement differences were largest on the H200
   // (up to 3.7 %, ../shared/docs/FACTS.md), so the worst case for false qualification.
@@ -44,10 +45,6 @@ struct CalibrateOptions {
   double min_gain_percent = -1;  // <0: tune's default gate threshold
   int control_remeasures = -1;   // <0: tune's default
   int reference_samples = 15;
-  std::string routing = "uniform";
-  bool hot = false;
-  std::uint64_t seed = 1;
-  std::string cache_dir;
   std::string json_path;
   std::string replay;
   std::string arch = "sm_90";  // replay only: the arch the shape and baseline are planned for
@@ -344,13 +341,6 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-samples", opt->reference_samples,
                   "Samples of the baseline that size the delays")
       ->capture_default_str();
-  cmd->add_option("--routing", opt->routing,
-                  "Timing routing: uniform, round_robin, concentrated, zipf:S, file:PATH")
-      ->capture_default_str();
-  cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
-  cmd->add_option("--seed", opt->seed, "Seed of weights, inputs and every trial's blocks")
-      ->capture_default_str();
-  cmd->add_option("--cache-dir", opt->cache_dir, "Code cache directory");
   cmd->add_option("--json", opt->json_path, "Also write every trial as JSON");
   cmd->add_option("--replay", opt->replay,
                   "Run without a GPU on samples from this replay model (JSON, see "
@@ -366,6 +356,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--target-power-at", opt->target_power_slowdown_percent,
                   "Target: the slowdown, percent, the power target applies to")
       ->capture_default_str();
+  opt->add_measurement_options(*cmd, "Seed of weights, inputs and every trial's blocks");
   cmd->callback([opt, &exit_code] { run_calibrate(*opt, exit_code); });
 }
 

@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/moe-tune/code_provenance.hpp"
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/repository_paths.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
@@ -37,17 +39,13 @@ namespace moetune::app {
 
 namespace {
 
-struct RequalifyOptions {
+struct RequalifyOptions : MeasurementOptions {
   std::string table;
   std::string arch;  // default: the GPU's, or sm_90 with --replay
   std::string replay;
   std::string report_dir;
   std::string markdown;  // -o: default <report dir>/requalify.md
-  std::string cache_dir;
   unsigned jobs = 0;
-  std::uint64_t seed = 1;
-  std::string routing = "uniform";
-  bool hot = false;
 };
 
 void run_requalify(const RequalifyOptions& opt, int& exit_code) {
@@ -115,12 +113,7 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   }
 
   exec::UnitCompiler compiler(arch, opt.cache_dir);
-  tune::Provenance prov;
-  prov.runtime_compiler = compiler.compiler().identity();
-  prov.git_revision = MOETUNE_GIT_REVISION;
-  prov.decision_code_sha256 = MOETUNE_DECISION_CODE_SHA256;
-  prov.command = command_line();
-  for (auto const& f : jit::embedded_kernel_files()) prov.kernel_source_sha256[f.name] = sha256_hex(f.text);
+  auto prov = code_provenance(compiler);
   prov.arch = arch_name;
   prov.cu_num = cu_num;
   prov.sampler = replaying ? "replay" : "gpu";
@@ -210,14 +203,8 @@ void add_requalify_command(CLI::App& app, int& exit_code) {
                   "results/<arch>/<table stem>_requalify/, with --replay "
                   "./<table stem>_requalify_replay/)");
   cmd->add_option("-o,--output", opt->markdown, "Markdown report (default <report>/requalify.md)");
-  cmd->add_option("--cache-dir", opt->cache_dir, "Code cache directory");
   cmd->add_option("-j,--jobs", opt->jobs, "Compiler threads (0 = all cores)");
-  cmd->add_option("--seed", opt->seed, "Seed of weights, inputs and block order")
-      ->capture_default_str();
-  cmd->add_option("--routing", opt->routing,
-                  "Timing routing: uniform, round_robin, concentrated, zipf:S, file:PATH")
-      ->capture_default_str();
-  cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
+  opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
   cmd->callback([opt, &exit_code] { run_requalify(*opt, exit_code); });
 }
 

@@ -18,7 +18,9 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "apps/moe-tune/code_provenance.hpp"
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/replay_outputs.hpp"
 #include "apps/moe-tune/repository_paths.hpp"
@@ -44,17 +46,13 @@ namespace moetune::app {
 
 namespace {
 
-struct TuneOptions {
+struct TuneOptions : MeasurementOptions {
   std::string input = "shapes/dsv41_flash_tp4_a16w4_untuned_fmoe.csv";
   std::string space;   // default search_spaces/<arch>.json
   std::string arch;    // default: the GPU's, or sm_90 without one
   unsigned jobs = 0;
-  std::string cache_dir;
   std::string output;      // default results/<arch>/<list stem, untuned -> tuned>.csv
   std::string report_dir;  // default results/<arch>/<list stem>/
-  std::string routing = "uniform";
-  bool hot = false;
-  std::uint64_t seed = 1;
   std::string replay;  // replay model JSON: simulate the GPU (never a measurement)
   bool resume = false;   // continue the journal of an interrupted run
   std::string journal;   // default <report dir>/journal.jsonl
@@ -95,14 +93,9 @@ int run_exit_code(const tune::ProtocolTotals& totals, std::size_t failed_compile
 // What a run depends on besides the machine: the same for a measurement and a replay.
 tune::Provenance common_provenance(const exec::UnitCompiler& compiler,
                                    const std::filesystem::path& space_path) {
-  tune::Provenance p;
-  p.runtime_compiler = compiler.compiler().identity();
-  p.git_revision = MOETUNE_GIT_REVISION;
-  p.decision_code_sha256 = MOETUNE_DECISION_CODE_SHA256;
-  p.command = command_line();
+  auto p = code_provenance(compiler);
   p.search_space = space_path.string();
   p.search_space_sha256 = sha256_hex(read_file(space_path));
-  for (auto const& f : jit::embedded_kernel_files()) p.kernel_source_sha256[f.name] = sha256_hex(f.text);
   return p;
 }
 
@@ -337,19 +330,12 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--arch", opt->arch,
                   "Target arch (default: the GPU's; sm_90 when there is no GPU)");
   cmd->add_option("-j,--jobs", opt->jobs, "Compiler threads (0 = all cores)");
-  cmd->add_option("--cache-dir", opt->cache_dir, "Code cache directory");
   cmd->add_option("-o,--output", opt->output,
                   "Tuned CSV to write (default results/<arch>/<list name, untuned -> tuned>.csv); "
                   "only qualified rows are written");
   cmd->add_option("--report", opt->report_dir,
                   "Directory for report.json, summary.md and the manifests "
                   "(default results/<arch>/<list name>/)");
-  cmd->add_option("--routing", opt->routing,
-                  "Timing routing: uniform, round_robin, concentrated, zipf:S, file:PATH")
-      ->capture_default_str();
-  cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies (weights may stay in L2)");
-  cmd->add_option("--seed", opt->seed, "Seed of weights, inputs and block order")
-      ->capture_default_str();
   cmd->add_option("--replay", opt->replay,
                   "Run the protocol without a GPU on samples from this replay model (JSON, see "
                   "docs/tuning.md); needs -o, reports go to <-o stem>_replay_report/ unless "
@@ -364,6 +350,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--journal", opt->journal,
                   "Journal of decided buckets (default <report dir>/journal.jsonl)");
   add_isolation_options(*cmd, opt->isolation);
+  opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });
 }
 
