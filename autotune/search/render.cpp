@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "autotune/moe/sorting.hpp"
 #include "autotune/search/kernel_traits.hpp"
 
 namespace moetune::search {
@@ -63,17 +64,13 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
   return out;
 }
 
-std::int64_t sort_capacity(std::int64_t M, int topk, int experts, int block_m) {
-  std::int64_t const raw = static_cast<std::int64_t>(topk) * M + static_cast<std::int64_t>(experts) * (block_m - 1);
-  return (raw + block_m - 1) / block_m * block_m;
-}
-
 LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape, std::int64_t M) {
   LaunchPlan plan;
   auto const t = kernel_traits(cfg, arch);
   std::int64_t const slots = M * shape.topk;
   std::int64_t const bm = cfg.block_m;
-  plan.sort_capacity = sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
+  // The one capacity rule, shared with the CPU reference's sort (moe/sorting.hpp).
+  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
   // num_blocks <= (slots + min(E, slots) * (bm-1)) / bm: a much tighter grid than
   // capacity/bm at decode sizes, where most experts receive nothing.
   std::int64_t const touched = std::min<std::int64_t>(shape.experts, slots);

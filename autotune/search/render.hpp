@@ -50,7 +50,4 @@ struct LaunchPlan {
 [[nodiscard]] LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape,
                                      std::int64_t M);
 
-// capacity = topk*M + E*(block_m-1) rounded up to block_m (docs/kernel-contract.md).
-[[nodiscard]] std::int64_t sort_capacity(std::int64_t M, int topk, int experts, int block_m);
-
 }  // namespace moetune::search
