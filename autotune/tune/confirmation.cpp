@@ -4,6 +4,19 @@
 
 namespace moetune::tune {
 
+double& ConfirmRound::time_of(ConfirmRole role) {
+  switch (role) {
+    case ConfirmRole::baseline: return baseline_us;
+    case ConfirmRole::candidate: return candidate_us;
+    case ConfirmRole::control: return control_us;
+  }
+  throw std::logic_error("ConfirmRound: unknown role");
+}
+
+double ConfirmRound::time_of(ConfirmRole role) const {
+  return const_cast<ConfirmRound&>(*this).time_of(role);
+}
+
 const measure::Arm& ConfirmArms::operator[](ConfirmRole role) const {
   switch (role) {
     case ConfirmRole::baseline: return baseline;
@@ -60,15 +73,10 @@ int position(const RoleOrder& order, ConfirmRole role) {
 
 // `reference` plays the baseline's part of the paired sample, `other` the candidate's.
 stats::PairedSample paired(const ConfirmRound& r, ConfirmRole reference, ConfirmRole other) {
-  auto time = [&](ConfirmRole role) {
-    return role == ConfirmRole::baseline    ? r.baseline_us
-           : role == ConfirmRole::candidate ? r.candidate_us
-                                            : r.control_us;
-  };
   stats::PairedSample s;
   s.block = r.block;
-  s.baseline_us = time(reference);
-  s.candidate_us = time(other);
+  s.baseline_us = r.time_of(reference);
+  s.candidate_us = r.time_of(other);
   s.baseline_first = position(r.order, reference) < position(r.order, other);
   return s;
 }
@@ -124,10 +132,7 @@ ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOpt
         r.block = block.index;
         r.order = order;
         for (auto role : order) {
-          double const t = sample_role(sampler, arms, role);
-          (role == ConfirmRole::baseline    ? r.baseline_us
-           : role == ConfirmRole::candidate ? r.candidate_us
-                                            : r.control_us) = t;
+          r.time_of(role) = sample_role(sampler, arms, role);
         }
         att.rounds.push_back(r);
       }

@@ -32,6 +32,9 @@ struct ConfirmRound {
   double baseline_us = 0;
   double candidate_us = 0;
   double control_us = 0;
+  // The time slot of `role`: the one mapping from a role to its sample.
+  [[nodiscard]] double& time_of(ConfirmRole role);
+  [[nodiscard]] double time_of(ConfirmRole role) const;
 };
 
 struct ConfirmAttempt {
