@@ -21,5 +21,18 @@ MOETUNE_DEV void mma_m16n8k16_bf16(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3
 #endif
 }
 
+// Four 8x8 b16 matrices from LDS: lane l gives the address of row (l & 7) of matrix l / 8;
+// register i receives matrix i in the mma fragment layout (row l / 4, columns 2(l % 4)..+1).
+MOETUNE_DEV void ldmatrix_x4(u32 (&r)[4], const u8* p) {
+#if defined(MOETUNE_SM80_PLUS)
+  u32 const a = static_cast<u32>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#else
+  (void)r, (void)p;
+  trap_kernel();
+#endif
+}
 
 }  // namespace moetune

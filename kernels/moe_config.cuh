@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int SwapAB_>
+          int Reduce_, int Mainloop_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -34,9 +34,13 @@ struct MoeConfig {
   static constexpr bool doweight_stage1 = DoWeight_ != 0;
   static constexpr int fp8 = Fp8_;
   static constexpr bool reduce = Reduce_ != 0;
-  // Weights on the MMA's M side, tokens on its N side (kernels/moe_swap_gemm.cuh): the
-  // few-tokens-per-expert kernels.
-  static constexpr bool swap_ab = SwapAB_ != 0;
+  // The main loop (the last template parameter): 0 = tokens on the MMA's M side, weights
+  // streamed into registers (moe_gemm.cuh); 1 = swapped operands, weights on the MMA's M side
+  // and tokens on its N side (moe_swap_gemm.cuh: the few-tokens-per-expert kernels); 2 = staged:
+  // both operands through a cp.async ring in LDS, the weights decoded once per CTA into a bf16
+  // LDS tile and both read with ldmatrix (moe_staged_gemm.cuh: many tokens per expert).
+  static constexpr bool swap_ab = Mainloop_ == 1;
+  static constexpr bool staged = Mainloop_ == 2;
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -65,18 +69,37 @@ struct MoeConfig {
   static constexpr int sw_warps_k = sw_warps_n > 0 ? warps / sw_warps_n : 1;
   static constexpr int sw_nt = sw_warps_n > 0 ? sw_row_frags / sw_warps_n : 0;
   static constexpr int sw_mt = block_m / sw_tn;
+  // Independent accumulator sets the MMA steps alternate between: with one or two 16 x N
+  // tiles per warp every step would wait for the previous MMA's result (Nsight Compute,
+  // results/sm_90/2026-12-01-h200-s5/probes/p5: the NOPs between dependent HMMAs took the most
+  // stall samples of the swapped stage one); the sets are added once at the end.
+  static constexpr int sw_chains = sw_mt * sw_nt == 1 ? 4 : sw_mt * sw_nt == 2 ? 2 : 1;
   // The copy ring (moe_swap_gemm.cuh's SwapRing): per stage and lane, 16-byte slots for the
   // weight pieces and the activations, 4-byte slots for the scale words; `stages` stages.
   static constexpr int sw_vecs = chunks * (sw_nt * sw_rpl * (w_bf16 ? 4 : 1) + sw_mt * (a_fp8 ? 2 : 4));
   static constexpr int sw_words = chunks * ((w_bf16 ? 0 : sw_nt * sw_rpl) + (a_fp8 ? sw_mt : 0));
   static constexpr int sw_ring_bytes = warps * stages * warp_size * (sw_vecs * 16 + sw_words * 4);
 
+  // Staged main loop (moe_staged_gemm.cuh), per ring stage (256-byte aligned): the A rows as
+  // they arrive (bf16, or fp8 for a8w4 plus one scale word per 16-byte piece), the raw MXFP4
+  // weight rows and one scale word per 32-K piece; after the ring, two decoded bf16 weight
+  // tiles and (a8w4) two decoded bf16 A tiles. bf16 tiles have block_k * 2-byte rows of XOR-swizzled 16-byte chunks.
+  static constexpr int st_a_row = a_fp8 ? block_k : 2 * block_k;
+  static constexpr int st_a_pieces = block_m * (st_a_row / 16);  // 16-byte copies per stage
+  static constexpr int st_w_pieces = nv * (block_k / 32);
+  static constexpr int st_stage_bytes =
+      (block_m * st_a_row + (a_fp8 ? st_a_pieces * 4 : 0) + st_w_pieces * 16 + st_w_pieces * 4 + 255) / 256 * 256;
+  // Decoded tiles are double-buffered: tile kt+1 is decoded while tile kt is multiplied.
+  static constexpr int st_bytes = stages * st_stage_bytes + 2 * nv * block_k * 2 + (a_fp8 ? 2 * block_m * block_k * 2 : 0);
+
   // A tile in LDS: bf16 rows padded by 16 B (bank spread), or fp8 rows + scale bytes.
   static constexpr int a_row_bytes = a_raw_fp8 ? block_k + 16 : 2 * block_k + 16;
   // Swapped kernels: the copy ring instead of the A tile; the C region holds one fp32 tile
   // per K-splitting warp (and reuses the ring).
   static constexpr int a_bytes =
-      swap_ab ? sw_ring_bytes : block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
+      swap_ab  ? sw_ring_bytes
+      : staged ? st_bytes
+               : block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
   static constexpr int c_stride = nv + 4;  // fp32 epilogue tile, floats per row
   static constexpr int c_bytes = (swap_ab ? sw_warps_k : 1) * block_m * c_stride * 4;
   static constexpr int row_bytes = block_m * 4;  // slot of each tile row
@@ -91,8 +114,9 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(swap_ab ? (stages >= 2 && stages <= 8) : (stages >= 1 && stages <= 3),
-                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles)");
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 2, "main loop 0 (registers), 1 (swapped) or 2 (staged)");
+  static_assert(swap_ab ? (stages >= 2 && stages <= 8) : staged ? (stages >= 3 && stages <= 5) : (stages >= 1 && stages <= 3),
+                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5)");
   static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
   static_assert(swap_ab || block_n % 32 == 0, "block_n must be a multiple of 32");
@@ -101,7 +125,7 @@ struct MoeConfig {
   static_assert(swap_ab || warps % warps_m == 0, "warps must be a multiple of block_m/64");
   static_assert(swap_ab || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
   static_assert(swap_ab || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
-  static_assert(block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
+  static_assert(staged || block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
   static_assert(!mma::scaled || (kpack == 1 && dtype == dtype_a8w4),
                 "scaled MFMA: a8w4 with kpack 1 only");
   static_assert(swap_ab || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
@@ -114,6 +138,10 @@ struct MoeConfig {
   static_assert(!swap_ab || (stage == 2 || !a_fp8 || block_n % 32 == 0),
                 "a8w4 stage one quantises h in 32-column blocks");
   static_assert(!swap_ab || sw_mt * sw_nt * 4 <= 128, "accumulator tile too large for registers");
+  static_assert(!staged || (path == path_sm80 && kpack == 1 && !w_bf16),
+                "staged: mma.sync with ldmatrix, kpack 1, MXFP4 weights");
+  static_assert(!staged || (block_k % 64 == 0), "staged: block_k a multiple of 64 (128-byte swizzled rows)");
+  static_assert(!staged || (nt % 2 == 0), "staged: an even number of 8-row weight fragments per warp (ldmatrix.x4)");
 };
 
 // silu(g) * u, in fp32.

@@ -247,6 +247,30 @@ MOETUNE_DEV void mma_chunk(const u8* smem, int lane, int warp_m, int a_col,
   }
 }
 
+// Accumulators (tokens on the MMA's M side, warp tile warp_m x warp_n) -> the fp32 tile
+// C[block_m][c_stride] in LDS, reusing the main loop's buffers: barriers before (readers of
+// those buffers are done) and after (the epilogue sees the whole tile).
+template <class Cfg, int P>
+MOETUNE_DEV void store_accumulators(u8* smem, const float (&acc)[Cfg::mt][Cfg::nt][MmaTraits<P>::ACC], int lane,
+                                    int warp_m, int warp_n) {
+  using T = MmaTraits<P>;
+  barrier();
+  float* ct = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int i = 0; i < Cfg::mt; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::nt; ++j)
+#pragma unroll
+      for (int a = 0; a < T::ACC; ++a) {
+        int rr, cc;
+        acc_coord<P>(lane, a, rr, cc);
+        int const row = warp_m * Cfg::warp_rows + i * T::MH + rr;
+        int const col = (warp_n * Cfg::nt + j) * T::FW + cc;
+        ct[row * Cfg::c_stride + col] = acc[i][j][a];
+      }
+  barrier();
+}
+
 // stages == 3: the weights of a whole k-tile, all chunks, held in registers.
 template <class Cfg>
 struct WeightTile {
@@ -336,22 +360,7 @@ MOETUNE_DEV void gemm_tile(const GemmArgs& g, u8* smem) {
     }
   }
 
-  // Accumulators -> fp32 tile in LDS (reusing the A buffer).
-  barrier();
-  float* ct = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < Cfg::mt; ++i)
-#pragma unroll
-    for (int j = 0; j < Cfg::nt; ++j)
-#pragma unroll
-      for (int a = 0; a < T::ACC; ++a) {
-        int rr, cc;
-        acc_coord<P>(lane, a, rr, cc);
-        int const row = warp_m * Cfg::warp_rows + i * T::MH + rr;
-        int const col = (warp_n * Cfg::nt + j) * T::FW + cc;
-        ct[row * Cfg::c_stride + col] = acc[i][j][a];
-      }
-  barrier();
+  store_accumulators<Cfg, P>(smem, acc, lane, warp_m, warp_n);
 }
 
 }  // namespace moetune

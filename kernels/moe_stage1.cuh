@@ -5,6 +5,7 @@
 // Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
 // quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
 #include "moe_gemm.cuh"
+#include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
 #include "moe_test_break.cuh"
 
@@ -55,6 +56,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   g.k_begin = 0;
   g.k_end = H;
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);
 
   const float* ct = reinterpret_cast<const float*>(smem);

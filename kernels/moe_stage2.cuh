@@ -11,6 +11,7 @@
 //     in a fixed order -> deterministic.
 // The routing weight multiplies here unless stage one applied it (doweight_stage1).
 #include "moe_gemm.cuh"
+#include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
 #include "moe_test_break.cuh"
 
@@ -59,6 +60,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   g.k_begin = k_begin;
   g.k_end = k_end;
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);
 
   const float* ct = reinterpret_cast<const float*>(smem);

@@ -28,25 +28,24 @@ namespace moetune {
 
 // Activations of 8 consecutive K (one 16-byte bf16 vector, natural pairs (0,1) (2,3) (4,5)
 // (6,7)) as the pairs (3,7) (2,6) (1,5) (0,4).
-MOETUNE_DEV void permute8_bf16(const u32x4& v, u32* out) {
-  out[0] = (v.y >> 16) | (v.w & 0xffff0000u);
-  out[1] = (v.y & 0xffffu) | (v.w << 16);
-  out[2] = (v.x >> 16) | (v.z & 0xffff0000u);
-  out[3] = (v.x & 0xffffu) | (v.z << 16);
-}
-
-#if defined(MOETUNE_SM80_PLUS)
-// bf16 bits of e2m1 magnitudes moved to bf16 bits 8..6 read as value * 2^-126 (code 1, 0.5,
-// becomes the bf16 subnormal 2^-127): a bf16x2 multiply by 2^(s-1) then gives value * scale,
-// exactly (2 significant bits), for scale bytes 2..128 where neither factor nor product
-// leaves bf16's normal range except that subnormal input, which the multiply keeps (the
-// verify gates check every code against the fp32 reference on the H200).
-MOETUNE_DEV u32 mul_bf16x2(u32 a, u32 b) {
+// One byte permute per output word (the shift-and-mask form compiled to two instructions for
+// half of them).
+MOETUNE_DEV u32 select_halves(u32 a, u32 b, u32 selector) {
+#if defined(MOETUNE_CUDA)
   u32 d;
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
   return d;
-}
+#else
+  // selector 0x7632: high halves (a.hi, b.hi); 0x5410: low halves (a.lo, b.lo).
+  return selector == 0x7632u ? (a >> 16) | (b & 0xffff0000u) : (a & 0xffffu) | (b << 16);
 #endif
+}
+MOETUNE_DEV void permute8_bf16(const u32x4& v, u32* out) {
+  out[0] = select_halves(v.y, v.w, 0x7632u);
+  out[1] = select_halves(v.y, v.w, 0x5410u);
+  out[2] = select_halves(v.x, v.z, 0x7632u);
+  out[3] = select_halves(v.x, v.z, 0x5410u);
+}
 
 // 16 bytes of MXFP4 (32 elements, one scale) -> 16 bf16x2 words in the swapped pair order:
 // word 4w+j holds elements (8w+3-j, 8w+7-j).
@@ -54,15 +53,13 @@ MOETUNE_DEV void decode_mxfp4_pairs(const u32x4& raw, u32 scale_byte, u32 (&out)
   u32 const w4[4] = {raw.x, raw.y, raw.z, raw.w};
 #if defined(MOETUNE_SM80_PLUS)
   if (scale_byte >= 2u && scale_byte <= 128u) {
-    u32 const f = ((scale_byte + 126u) << 7) * 0x10001u;  // bf16x2 of 2^(s-1), both halves
+    u32 const f = e2m1_pair_factor(scale_byte);
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
       u32 v = w4[w];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        // Nibbles at bits 12..15 and 28..31: magnitude to bits 6..8 / 22..24, sign stays.
-        u32 const bits = ((v >> 6) & 0x01c001c0u) | (v & 0x80008000u);
-        out[4 * w + j] = mul_bf16x2(bits, f);
+        out[4 * w + j] = e2m1x2_at_nibbles_3_7(v, f);  // nibbles 3-j and 7-j of the word
         v <<= 4;
       }
     }
@@ -263,7 +260,7 @@ MOETUNE_DEV void issue_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ring
 template <class Cfg>
 MOETUNE_DEV void compute_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ring, int stage,
                                       const SwapSources<Cfg>& src, int k0,
-                                      float (&acc)[Cfg::sw_mt][Cfg::sw_nt][4]) {
+                                      float (&acc)[Cfg::sw_chains][Cfg::sw_mt][Cfg::sw_nt][4]) {
   using R = SwapRing<Cfg>;
   using S = SwapSources<Cfg>;
 #pragma unroll
@@ -307,7 +304,8 @@ MOETUNE_DEV void compute_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ri
 #pragma unroll
       for (int s = 0; s < Cfg::steps; ++s)
 #pragma unroll
-        for (int i = 0; i < Cfg::sw_mt; ++i) swapped_mma_step<Cfg>(acc[i][j], w, x[i], s);
+        for (int i = 0; i < Cfg::sw_mt; ++i)
+          swapped_mma_step<Cfg>(acc[s % Cfg::sw_chains][i][j], w, x[i], s);
     }
   }
 }
@@ -322,13 +320,16 @@ MOETUNE_DEV void swap_gemm_tile(const GemmArgs& g, u8* smem) {
   int const warp_k = warp / Cfg::sw_warps_n;
   int const kg = frag_kgroup<P>(lane);
 
-  float acc[Cfg::sw_mt][Cfg::sw_nt][4];
+  constexpr int chains = Cfg::sw_chains;
+  float acc[chains][Cfg::sw_mt][Cfg::sw_nt][4];
 #pragma unroll
-  for (int i = 0; i < Cfg::sw_mt; ++i)
+  for (int h = 0; h < chains; ++h)
 #pragma unroll
-    for (int j = 0; j < Cfg::sw_nt; ++j)
+    for (int i = 0; i < Cfg::sw_mt; ++i)
 #pragma unroll
-      for (int a = 0; a < 4; ++a) acc[i][j][a] = 0.0f;
+      for (int j = 0; j < Cfg::sw_nt; ++j)
+#pragma unroll
+        for (int a = 0; a < 4; ++a) acc[h][i][j][a] = 0.0f;
 
   int wrow[Cfg::sw_nt][Cfg::sw_rpl];
 #pragma unroll
@@ -378,7 +379,10 @@ MOETUNE_DEV void swap_gemm_tile(const GemmArgs& g, u8* smem) {
         int rr, tt;
         acc_coord<P>(lane, a, rr, tt);  // (weight row, token) under the swapped roles
         int const v = (warp_n * Cfg::sw_nt + j) * 16 + rr;
-        mine[(i * Cfg::sw_tn + tt) * Cfg::c_stride + v] = acc[i][j][a];
+        float sum = acc[0][i][j][a];
+#pragma unroll
+        for (int h = 1; h < chains; ++h) sum += acc[h][i][j][a];
+        mine[(i * Cfg::sw_tn + tt) * Cfg::c_stride + v] = sum;
       }
   barrier();
   if constexpr (Cfg::sw_warps_k > 1) {

@@ -94,6 +94,28 @@ MOETUNE_DEV void fp8x4_to_bf16x4(u32 codes, float scale, u32& lo, u32& hi) {
   hi = (__builtin_bit_cast(u32, v[2]) >> 16) | (__builtin_bit_cast(u32, v[3]) & 0xffff0000u);
 }
 
+#if defined(MOETUNE_SM80_PLUS)
+// a * b per bf16 half (fma.rn.bf16x2 with -0 added, so -0 products stay -0). The MXFP4
+// decodes build bf16 bit patterns that read as value * 2^-126 (code 1, 0.5, becomes the bf16
+// subnormal 2^-127, which this multiply keeps: the verify gates check every code against the
+// fp32 reference on the H200) and multiply by 2^(s-1), exactly (2 significant bits).
+MOETUNE_DEV u32 mul_bf16x2(u32 a, u32 b) {
+  u32 d;
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+  return d;
+}
+
+// The bf16x2 factor 2^(s-1) (both halves) of the MXFP4 decodes below, for scale bytes 2..128
+// (the callers take the exact fp32 path outside that range).
+MOETUNE_DEV u32 e2m1_pair_factor(u32 scale_byte) { return ((scale_byte + 126u) << 7) * 0x10001u; }
+
+// Two e2m1 codes at bits 12..15 and 28..31 of u (other bits ignored) times the factor above:
+// magnitudes to bf16 bits 6..8 / 22..24 (value * 2^-126), signs already at 15 / 31.
+MOETUNE_DEV u32 e2m1x2_at_nibbles_3_7(u32 u, u32 factor) {
+  return mul_bf16x2(((u >> 6) & 0x01c001c0u) | (u & 0x80008000u), factor);
+}
+#endif
+
 // The contract's scale rule: smallest e with amax / 2^e <= emax, clamped to [-127, 127];
 // amax == 0 gives e = 0 (byte 127). Computed on exponents, so no division rounding can move
 // the result: with e0 = exp(amax) - exp(emax), amax/2^e0 lies in [2^exp(emax), 2^(exp(emax)+1))

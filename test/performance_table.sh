@@ -2,10 +2,14 @@
 # Regenerates the measured part of docs/performance.md on a GPU machine: `moe-tune bench
 # --roofline` for the DeepSeek-V4.1-Flash TP4 backbone, the draft model and the EP shape of
 # FACTS.md (A16W4, cold weights, uniform routing), plus A8W4 on the backbone. Each shape runs the
-# default configuration and two fixed alternatives (the tokens-on-M pair the session-2 tuning
-# run selected most, and a 16-token swapped pair), every row against the roofline of ceilings
-# measured in the same run. The tables replace everything between the "generated:begin" and
-# "generated:end" markers of OUT.md; the hand-written analysis around them stays.
+# default configuration and fixed alternatives (the tokens-on-M pair the session-2 tuning run
+# selected most, a 16-token swapped pair, a 64-token staged pair), every row against the roofline
+# of ceilings measured in the same run. A summary against the MXFP4 peer (test/peer_figures.csv,
+# FACTS.md's triton_kernels figures) and issue #13's targets comes first (performance_summary.py).
+# The tables replace everything between the "generated:begin" and "generated:end" markers of
+# OUT.md; the hand-written analysis around them stays.
+# Each bench run keeps its JSON and its Markdown table in JSON_DIR; SKIP_BENCH=1 rebuilds OUT.md
+# from those files without a GPU (e.g. after a change to the summary).
 # Usage: test/performance_table.sh BUILD_DIR OUT.md [JSON_DIR]
 set -euo pipefail
 build=${1:?build dir}
@@ -18,24 +22,37 @@ s1=moetune_s1_a16w4_bf16_
 s2=moetune_s2_a16w4_bf16_
 tokens_on_m=${s1}t16x64x256_w8_kp1_nk16_wv0_st3_gi_dw0,${s2}t16x128x128_w4_kp1_nk16_wv0_st3_ks2_dw0_atomic
 swapped16=${s1}t16x8x128_w4_kp1_nk16_wv0_st4_sab_gi_dw0,${s2}t16x64x128_w4_kp1_nk16_wv0_st4_sab_ks1_dw0_atomic
+staged64=${s1}t64x64x64_w4_kp1_nk16_wv0_st3_stg_gi_dw0,${s2}t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
-bench() {  # bench NAME ARGS...: one bench run, its JSON kept, its table in $tmp/NAME.md
+bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept in JSON_DIR
   local name=$1; shift
+  if [[ "${SKIP_BENCH:-0}" == 1 ]]; then
+    [[ -f "$json_dir/bench_roofline_$name.json" && -f "$json_dir/bench_roofline_$name.md" ]] ||
+      { echo "SKIP_BENCH=1: $json_dir/bench_roofline_$name.{json,md} missing" >&2; rc=1; }
+    return
+  fi
   "$build/bin/moe-tune" bench --roofline "$@" --json "$json_dir/bench_roofline_$name.json" \
-    --markdown "$tmp/$name.md" || rc=1
+    --markdown "$json_dir/bench_roofline_$name.md" || rc=1
 }
-bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$tokens_on_m" "$swapped16"
+bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$tokens_on_m" "$swapped16" "$staged64"
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default
-bench draft --shape 5120,640,128,3 --m 1 8 64 512 --samples 7 --config default "$tokens_on_m" "$swapped16"
-bench ep --shape 5120,2304,96,6 --m 1 8 64 512 --samples 7 --config default "$tokens_on_m" "$swapped16"
-bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 --samples 7 --config default
+bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$tokens_on_m" "$swapped16" "$staged64"
+bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$tokens_on_m" "$swapped16" "$staged64"
+bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default
 {
+  echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"
+  echo
+  echo "Peer: FACTS.md's triton_kernels (matmul_ogs) figures, A16W4 only; targets from issue #13."
+  echo
+  python3 test/performance_summary.py test/peer_figures.csv \
+    "$json_dir"/bench_roofline_{backbone,backbone_16384,draft,ep,backbone_a8w4}.json || rc=1
+  echo
   for name in backbone backbone_16384 draft ep backbone_a8w4; do
     echo "### $name"
     echo
-    tail -n +3 "$tmp/$name.md"
+    tail -n +3 "$json_dir/bench_roofline_$name.md"
     echo
   done
 } >"$tmp/generated.md"

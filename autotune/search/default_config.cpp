@@ -8,6 +8,18 @@ namespace moetune::search {
 
 namespace {
 
+// The knobs the sm_90 main loops below share on both stages.
+void both_stages(DefaultConfigs& d, int block_m, bool swapped, bool staged) {
+  for (auto* s : {&d.stage1, &d.stage2}) {
+    s->swap_ab = swapped;
+    s->staged = staged;
+    s->block_m = block_m;
+    s->kpack = 1;
+    s->nonkdim = 16;
+    s->ksplit = 1;
+  }
+}
+
 // The heuristic above suits the usual shapes; for unusual dims (a reduction shorter than
 // block_k, a width the tile does not fit) step down to the nearest valid tile, in a fixed
 // order, so that the baseline exists for every shape the tool accepts: shorter block_k first,
@@ -64,21 +76,21 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   d.stage2.stage = 2;
   // Expected tokens per routed expert under uniform routing.
   double const per_expert = static_cast<double>(M) * shape.topk / std::max(1, shape.experts);
-  if (nvidia && per_expert <= 12) {
+  // sm_90 MXFP4: swapped kernels below 6 tokens per expert, the staged main loop from 6 on.
+  // Measured crossover (results/sm_90/2026-12-01-h200-s5/probes/p6): at 1 / 1.5 / 4 tokens per
+  // expert the swapped pair won (656 vs 1063, 283 vs 463, 1087 vs 1396 us), at 8 and 12 the
+  // staged one (1670 vs 2106, 593 vs 987 us); nothing was measured between 4 and 8.
+  bool const mxfp4 = shape.dtype != DtypePath::bf16;
+  bool const swapped_sizes = nvidia && (per_expert < 6 || !mxfp4);
+  if (swapped_sizes && per_expert <= 12) {
     // sm_90, few tokens per expert: the swapped-operand kernels (weights on the MMA's M side,
     // tokens on N, a per-lane cp.async ring of k-tiles). Measured on the H200 (backbone E384
     // top6, results/sm_90/2026-11-30-h200-s3/): at M = 1 / 8 / 64 / 512 the pair below takes
     // 39 / 143 / 681 / 2106 us where the previous default took 105 / 305 / 1648 / 2583 us.
     // block_m 8 (one mma N) stayed ahead of 16 up to 8 tokens per expert (M = 512).
     int const bm = per_expert <= 8 ? 8 : 16;
-    for (auto* s : {&d.stage1, &d.stage2}) {
-      s->swap_ab = true;
-      s->block_m = bm;
-      s->warps = 4;
-      s->kpack = 1;
-      s->nonkdim = 16;
-      s->ksplit = 1;
-    }
+    both_stages(d, bm, true, false);
+    d.stage1.warps = d.stage2.warps = 4;
     d.stage1.block_n = 8;
     d.stage1.block_k = bm == 8 ? 256 : 128;
     d.stage1.stages = bm == 8 ? 2 : 4;
@@ -90,6 +102,31 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     while (d.stage2.block_n > 16 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
+    d.stage1.stage = 1;
+    d.stage2.stage = 2;
+  }
+  if (nvidia && mxfp4 && per_expert >= 6) {
+    // sm_90, MXFP4 weights, 6 or more tokens per expert: the staged main loop (cp.async ring
+    // in LDS, weights decoded once per CTA, ldmatrix). Measured on the H200
+    // (results/sm_90/2026-12-01-h200-s5/probes/p4, p6): backbone M = 512 1.67 ms where the
+    // swapped pair took 2.11; M = 4096 3.92 ms where the weight-pipelined pair below took
+    // 8.34; M = 16384 12.7 ms (was 29.7); draft M = 512 0.59 ms (0.99); EP M = 512 2.06 ms
+    // (5.07). block_m follows the tokens per expert (each sorted block re-reads and
+    // re-decodes the expert's weights): 32 up to ~40, 64 up to ~160, then 128; stage two
+    // reduces rather than adding atomically from 128 on (12.7 vs 13.4 ms at M = 16384).
+    int const bm = per_expert < 40 ? 32 : per_expert < 160 ? 64 : 128;
+    both_stages(d, bm, false, true);
+    d.stage1.block_k = d.stage2.block_k = 64;
+    d.stage1.stages = d.stage2.stages = 3;
+    d.stage1.warps = bm == 128 ? 8 : 4;
+    d.stage1.block_n = 64;
+    d.stage2.warps = bm == 32 ? 4 : 8;
+    d.stage2.block_n = 128;
+    if (bm == 128) d.stage2.stage2_mode = Stage2Mode::reduce;
+    while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+    while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
+    if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
+    d = DefaultConfigs{c, c};  // an unusual shape the staged kernels do not fit: as below
     d.stage1.stage = 1;
     d.stage2.stage = 2;
   }

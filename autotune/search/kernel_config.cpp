@@ -55,6 +55,7 @@ std::string KernelConfig::name() const {
                               moe::to_string(dtype), format_token(*this), block_m, block_n,
                               block_k, warps, kpack, nonkdim, waves, stages);
   if (swap_ab) s += "_sab";
+  if (staged) s += "_stg";
   if (stage == 1) {
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
                      doweight_stage1 ? 1 : 0);
@@ -67,10 +68,12 @@ std::string KernelConfig::name() const {
 KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
-  // The optional swapped-operands token sits after the stages token; take it out so the
-  // positions below are those of every other name.
-  if (t.size() > 10 && t[10] == "sab") {
-    c.swap_ab = true;
+  // The optional main-loop tokens (swapped operands, staged) sit after the stages token; take
+  // them out so the positions below are those of every other name.
+  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg")) {
+    bool& flag = t[10] == "sab" ? c.swap_ab : c.staged;
+    if (flag) bad(name, 10, t[10], "the token once");
+    flag = true;
     t.erase(t.begin() + 10);
   }
   if (t.empty() || t[0] != "moetune") bad(name, 0, t.empty() ? "" : t[0], "'moetune'");

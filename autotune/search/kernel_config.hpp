@@ -4,10 +4,12 @@
 //   moetune_s1_a16w4_bf16_t32x128x256_w4_kp1_nk16_wv2_st2_gi_dw0
 //   moetune_s2_a8w4_fp8_t32x128x256_w4_kp1_nk16_wv2_st2_ks2_dw0_atomic
 //   moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st3_sab_gi_dw0
+//   moetune_s1_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv0_st3_stg_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
-// fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side;
-// absent otherwise, so names from before the knob still parse); stage one: gate/up order (gi interleaved, gs separated) and
+// fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
+// or "stg" for the staged main loop (absent otherwise, so names from before these knobs still
+// parse); stage one: gate/up order (gi interleaved, gs separated) and
 // doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
 #include <string>
 #include <string_view>
@@ -45,6 +47,10 @@ struct KernelConfig {
   // decode-size kernels. block_m is then the tokens per sorted block (8 or more on sm_90),
   // block_k the K each warp streams per step, and warps beyond the 16-row fragments split K.
   bool swap_ab = false;
+  // The staged main loop (kernels/moe_staged_gemm.cuh): tokens on the MMA's M side, both
+  // operands through a cp.async ring of `stages` k-tiles in LDS, the weights decoded once per
+  // CTA into a bf16 LDS tile, ldmatrix fragments. The many-tokens-per-expert kernels (sm_90).
+  bool staged = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;

@@ -52,12 +52,36 @@ KernelTraits swapped_traits(const KernelConfig& c, KernelTraits t) {
   t.c_bytes = t.warps_k * c.block_m * (t.nv + 4) * 4;
   t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
   t.a_vecs_per_thread = 0;
-  t.accumulators = t.mt * t.nt * 4;
+  // kernels/moe_config.cuh's sw_chains: one or two tiles per warp alternate between 4 or 2
+  // accumulator sets.
+  int const chains = t.mt * t.nt == 1 ? 4 : t.mt * t.nt == 2 ? 2 : 1;
+  t.accumulators = t.mt * t.nt * 4 * chains;
   // Per lane: accumulators; one chunk of activations (16 words per token fragment) and the
   // decoded weight runs; a piece being read; ~24 for addresses and ring indices. Nothing is
   // held across tiles: the ring is in LDS. A lower bound rather than an estimate (ptxas used
   // 95-118 where this gives 84): the spill report of the compile step has the last word.
   t.estimated_registers = t.accumulators + 16 * t.mt + 16 * t.rows_per_lane + 8 + 24;
+  return t;
+}
+
+// kernels/moe_config.cuh's st_* quantities and kernels/moe_staged_gemm.cuh's register use.
+KernelTraits staged_traits(const KernelConfig& c, KernelTraits t) {
+  bool const a_fp8 = c.dtype == DtypePath::a8w4;
+  int const a_row = a_fp8 ? c.block_k : 2 * c.block_k;
+  int const a_pieces = c.block_m * (a_row / 16);
+  int const w_pieces = t.nv * (c.block_k / 32);
+  int const stage_bytes = (c.block_m * a_row + (a_fp8 ? a_pieces * 4 : 0) + w_pieces * 20 + 255) / 256 * 256;
+  t.a_row_bytes = 2 * c.block_k;
+  t.a_bytes = c.stages * stage_bytes + 2 * t.nv * c.block_k * 2 + (a_fp8 ? 2 * c.block_m * c.block_k * 2 : 0);
+  t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
+  int const threads = std::max(1, t.threads);
+  int const a_per_thread = (a_pieces + threads - 1) / threads;
+  t.a_vecs_per_thread = a_per_thread;
+  // Per lane: accumulators; one k16 step's fragments (4 words per m fragment, 2 per n
+  // fragment); part of a decoded piece; ~24 for offsets and loop state. A lower bound, as for
+  // the swapped kernels (ptxas used 96-255 where this gives 68-200): copy sources the
+  // compiler keeps or rematerialises vary, and the compile step's spill report decides.
+  t.estimated_registers = t.accumulators + 4 * t.mt + 2 * t.nt + 16 + 24;
   return t;
 }
 
@@ -96,6 +120,7 @@ KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
   t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
   t.accumulators = t.mt * t.nt * t.acc;
   if (c.swap_ab) return swapped_traits(c, t);
+  if (c.staged) return staged_traits(c, t);
   // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one
   // decoded run; the A prefetch registers when stages >= 2; ~40 for addresses and indices.
   int const pieces = w_bf16 ? 4 * c.kpack : c.kpack;

@@ -31,7 +31,7 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 
 std::string config_type(const KernelConfig& c, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
-  // DoWeight, Fp8, Reduce, SwapAB (kernels/moe_config.cuh). Every parameter is spelled out:
+  // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged). Every parameter is spelled out:
   // hipRTC (HIP 5.2) does not match a name expression that leaves a defaulted one out.
   bool const s1 = c.stage == 1;
   return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
@@ -39,7 +39,8 @@ std::string config_type(const KernelConfig& c, Arch arch) {
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, s1 ? 1 : c.ksplit,
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
-                     !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0, c.swap_ab ? 1 : 0);
+                     !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
+                     c.swap_ab ? 1 : c.staged ? 2 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {

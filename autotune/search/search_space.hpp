@@ -8,7 +8,8 @@
 //
 // A stage may also be an array of such objects: the union of their cartesian products (so a
 // small space can list exact variants). Knobs left out take KernelConfig's defaults.
-// "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels.
+// "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels; "staged": [0, 1] the
+// staged main loop (many tokens per expert, sm_90).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@ struct KnobLists {
   std::vector<int> block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, ksplit;
   std::vector<Stage2Mode> stage2_mode;
   std::vector<int> swap_ab{0};  // 0 = tokens on the MMA's M side, 1 = weights there
+  std::vector<int> staged{0};   // 1 = the staged main loop (LDS ring, weights decoded in LDS)
 };
 
 struct ArchSpace {

@@ -32,10 +32,29 @@ void swapped_rules(const KernelConfig& c, Arch arch, Add& add) {
     add(fmt::format("stages {} with swapped operands: a copy ring of 2 to 8 k-tiles", c.stages));
 }
 
+// Knob ranges of the staged main loop (kernels/moe_staged_gemm.cuh).
+template <class Add>
+void staged_rules(const KernelConfig& c, Arch arch, Add& add) {
+  auto const lim = limits(arch);
+  if (!lim.nvidia)
+    add(fmt::format("the staged main loop reads fragments with ldmatrix (sm_90); it has no {} variant yet", to_string(arch)));
+  if (c.swap_ab) add("staged and swapped operands are two different main loops: pick one");
+  if (c.dtype == DtypePath::bf16)
+    add("the staged main loop decodes MXFP4 weights into LDS; bf16 weights use the register main loop");
+  if (c.nonkdim != 16) add(fmt::format("nonkdim {} in the staged main loop: only 16 (mma.sync m16n8k16)", c.nonkdim));
+  if (c.kpack != 1) add(fmt::format("kpack {} in the staged main loop: only 1", c.kpack));
+  if (c.block_k % 64 != 0)
+    add(fmt::format("block_k {} in the staged main loop is not a multiple of 64 (128-byte swizzled LDS rows)", c.block_k));
+  if (c.stages < 3 || c.stages > 5)
+    add(fmt::format("stages {} in the staged main loop: a copy ring of 3 to 5 k-tiles (one being "
+                    "multiplied, one being decoded, the rest in flight)", c.stages));
+}
+
 // Per-lane register budget the estimate must stay under. The estimate is rough (it ignores
 // what the compiler hoists); 0.65 of the real limit kept every ci.json candidate spill-free
 // under ptxas for sm_90 (docs/kernels.md has the figures).
-// The swapped-operand kernels hold nothing across k-tiles (their ring is in LDS), so their
+// The swapped-operand and staged kernels hold nothing across k-tiles but their accumulators
+// (their rings are in LDS), so their
 // register use barely moves with the tile knobs; for them the estimate only has to fit the
 // hardware limit the occupancy hint implies, and ptxas's spill report (compile step) decides.
 int register_budget(const KernelConfig& c, Arch arch, int threads) {
@@ -44,7 +63,7 @@ int register_budget(const KernelConfig& c, Arch arch, int threads) {
   int hw = lim.registers_per_lane;
   if (lim.nvidia) hw = std::min(hw, 65536 / std::max(1, threads * occupancy));
   else hw = std::min(hw, 512 / occupancy);
-  return c.swap_ab ? hw : hw * 65 / 100;
+  return c.swap_ab || c.staged ? hw : hw * 65 / 100;
 }
 
 void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
@@ -55,6 +74,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
 
   // Knob ranges.
   if (c.stage != 1 && c.stage != 2) add(fmt::format("stage {} is neither 1 nor 2", c.stage));
+  if (c.staged) staged_rules(c, arch, add);
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else {
@@ -76,7 +96,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("nonkdim {} on {}: only 16 (mma.sync m16n8k16) or 0 (FMA)", c.nonkdim, an));
   if (!lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16 && c.nonkdim != 32)
     add(fmt::format("nonkdim {} on {}: only 16, 32 (MFMA) or 0 (FMA)", c.nonkdim, an));
-  if (!c.swap_ab && (c.stages < 1 || c.stages > 3)) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
+  if (!c.swap_ab && !c.staged && (c.stages < 1 || c.stages > 3)) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
   if (c.waves < 0 || c.waves > lim.max_waves)
     add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
   if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));
@@ -104,7 +124,10 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (!c.swap_ab && t.nv % (t.fw * t.warps_n) != 0)
     add(fmt::format("{} weight rows per CTA do not split into {} warps x {}-row fragments",
                     t.nv, t.warps_n, t.fw));
-  if (!c.swap_ab && c.block_k % t.chunk != 0)
+  if (c.staged && t.nt % 2 != 0)
+    add(fmt::format("{} weight rows per CTA give {} 8-row fragments per warp over {} warps: the staged "
+                    "main loop loads them in pairs (ldmatrix.x4)", t.nv, t.nt, t.warps_n));
+  if (!c.swap_ab && !c.staged && c.block_k % t.chunk != 0)
     add(fmt::format("block_k {} is not a multiple of {} (32*kpack K per lane x {} lanes per row of {})",
                     c.block_k, t.chunk, t.lpr, to_string(t.path)));
   bool const scaled = t.path == MmaPath::smfma16 || t.path == MmaPath::smfma32;

@@ -95,6 +95,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     // The deepest pipelining the rules accept (bf16 weights take 4x the registers).
     auto flip = [&](search::KernelConfig c) -> std::optional<search::KernelConfig> {
       c.swap_ab = !c.swap_ab;
+      c.staged = false;
       c.block_m = 16;
       c.block_n = c.stage == 1 ? 32 : 64;
       c.block_k = 128;
@@ -111,9 +112,38 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     REQUIRE(s2);
     require_passes(verifier.verify(*s1, *s2, options));
   }
+  SECTION("the staged main loop on both stages, 64- and 128-token blocks") {
+    // sm_90 with MXFP4 weights only; elsewhere the rules must refuse it (checked, not skipped).
+    for (int bm : {64, 128}) {
+      auto staged = [&](search::KernelConfig c) {
+        c.swap_ab = false;
+        c.staged = true;
+        c.block_m = bm;
+        c.block_n = c.stage == 1 ? (bm == 128 ? 32 : 64) : 128;
+        c.block_k = c.stage == 1 ? 128 : 64;
+        c.warps = 8;
+        c.stages = c.stage == 1 ? 4 : 3;
+        c.ksplit = 1;
+        c.stage2_mode = bm == 128 ? search::Stage2Mode::reduce : search::Stage2Mode::atomic;
+        return c;
+      };
+      auto const s1 = staged(defaults.stage1);
+      auto const s2 = staged(defaults.stage2);
+      bool const applies = arch == search::Arch::sm_90 && base_shape.dtype != moe::DtypePath::bf16;
+      CAPTURE(bm, s1.name(), s2.name());
+      if (!applies) {
+        CHECK(search::check_config(s1, arch, base_shape));
+        continue;
+      }
+      REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+      REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
+      require_passes(verifier.verify(s1, s2, options));
+    }
+  }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
+      c.staged = false;
       c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 32;
@@ -123,6 +153,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     });
     auto s2 = variant(defaults.stage2, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
+      c.staged = false;
       c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 64;

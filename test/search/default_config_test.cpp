@@ -42,3 +42,32 @@ TEST_CASE("default configuration is valid across shapes, paths, arches and M", "
     }
   }
 }
+
+TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]") {
+  moe::MoeShape shape;
+  shape.hidden = 5120, shape.inter = 640, shape.experts = 384, shape.topk = 6;
+  shape.dtype = moe::DtypePath::a16w4;
+  struct Expect {
+    std::int64_t M;
+    bool swapped, staged;
+    int block_m;
+  };
+  // Backbone: 6 M / 384 tokens per expert. Below 6 the swapped kernels, then staged with
+  // block_m 32 / 64 / 128 (results/sm_90/2026-12-01-h200-s5/).
+  for (auto const e : {Expect{8, true, false, 8}, Expect{256, true, false, 8}, Expect{512, false, true, 32},
+                       Expect{4096, false, true, 64}, Expect{16384, false, true, 128}}) {
+    auto const d = search::default_config(shape, search::Arch::sm_90, e.M);
+    CAPTURE(e.M, d.stage1.name(), d.stage2.name());
+    CHECK(d.stage1.swap_ab == e.swapped);
+    CHECK(d.stage1.staged == e.staged);
+    CHECK(d.stage2.staged == e.staged);
+    CHECK(d.stage1.block_m == e.block_m);
+  }
+  // bf16 weights and AMD never take the staged main loop; bf16 keeps the swapped kernels up
+  // to 12 tokens per expert.
+  shape.dtype = moe::DtypePath::bf16;
+  CHECK_FALSE(search::default_config(shape, search::Arch::sm_90, 4096).stage1.staged);
+  CHECK(search::default_config(shape, search::Arch::sm_90, 512).stage1.swap_ab);
+  shape.dtype = moe::DtypePath::a16w4;
+  CHECK_FALSE(search::default_config(shape, search::Arch::gfx942, 4096).stage1.staged);
+}

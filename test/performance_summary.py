@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Summary of `moe-tune bench --roofline` JSON files against the MXFP4 peer and issue #13's
+targets, as Markdown (stdout). The peer's figures (test/peer_figures.csv) are those of
+../shared/docs/FACTS.md: OpenAI triton_kernels matmul_ogs (vLLM's A16W4 MoE path) on the same
+H200 type, measured 2026-11-30 by the same method (whole MoE, uniform routing, cold weights,
+median of 10 graph replays of 16 launches). Each bench file lists the default configuration
+first for every M, so the first row per (shape, M) is the default.
+
+Usage: performance_summary.py PEER_CSV BENCH_JSON...
+"""
+import csv
+import json
+import sys
+
+
+def main():
+    peers, names = {}, {}
+    with open(sys.argv[1]) as f:
+        for r in csv.DictReader(f):
+            dims = (int(r["hidden"]), int(r["inter"]), int(r["experts"]), int(r["topk"]))
+            peers[dims + (int(r["M"]),)] = float(r["peer_us"])
+            names[dims] = r["shape"]
+    benches = []
+    for path in sys.argv[2:]:
+        with open(path) as f:
+            benches.append(json.load(f))
+    # Issue #13: A8W4 within 1.1x of A16W4 at every M (the best A16W4 row of these runs).
+    a16w4_best = {}
+    for bench in benches:
+        for row in bench["rows"]:
+            if row["dtype"] == "a16w4":
+                key = (row["hidden"], row["inter"], row["experts"], row["topk"], row["M"])
+                a16w4_best[key] = min(a16w4_best.get(key, float("inf")), row["total_us"])
+    print("| shape | dtype | M | default µs | best µs | best configuration | roofline µs | best / roofline (target) "
+          "| peer µs | peer / best (target ≥ 1.25×) | met |")
+    print("|---|---|---:|---:|---:|---|---:|---|---:|---|---|")
+    for bench in benches:
+        groups = {}
+        for row in bench["rows"]:
+            key = (row["hidden"], row["inter"], row["experts"], row["topk"], row["M"])
+            groups.setdefault((row["dtype"], key), []).append(row)
+        for (dtype, key), rows in groups.items():
+            default = rows[0]
+            best = min(rows, key=lambda r: r["total_us"])
+            name = names.get(key[:4], f"E{key[2]} top{key[3]} H{key[0]} I{key[1]}")
+            peer = peers.get(key)
+            m = key[4]
+            ratio = best["total_us"] / best["roofline_us"]
+            verdicts = []
+            # Roofline targets: M = 8..512 at most 1.3x, M >= 4096 at most 1.6x; M = 1 only the
+            # backbone's 20 us.
+            if m == 1:
+                if key[2] == 384 and dtype == "a16w4":
+                    verdicts.append(best["total_us"] <= 20.0)
+                    roof_cell = f"{ratio:.2f}× (≤ 20 µs)"
+                else:
+                    roof_cell = f"{ratio:.2f}× (–)"
+            else:
+                roof_target = 1.6 if m >= 4096 else 1.3
+                verdicts.append(ratio <= roof_target)
+                roof_cell = f"{ratio:.2f}× (≤ {roof_target}×)"
+            peer_cell, speed_cell = "–", "–"
+            if peer is not None and dtype == "a16w4":
+                speed = peer / best["total_us"]
+                peer_cell, speed_cell = f"{peer:.1f}", f"{speed:.2f}×"
+                verdicts.append(speed >= 1.25)
+            elif dtype == "a8w4" and key in a16w4_best:
+                vs = best["total_us"] / a16w4_best[key]
+                peer_cell, speed_cell = "–", f"A8W4 = {vs:.2f}× A16W4 (≤ 1.1×)"
+                verdicts.append(vs <= 1.1)
+            correct = all(r["correct"] for r in rows)
+            cfg = "default" if best is default else f"`{best['stage1_config']}` + `{best['stage2_config']}`"
+            print(f"| {name} | {dtype} | {m} | {default['total_us']:.1f} | {best['total_us']:.1f} | {cfg} "
+                  f"| {best['roofline_us']:.1f} | {roof_cell} | {peer_cell} | {speed_cell} "
+                  f"| {'yes' if all(verdicts) and correct else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()
