@@ -64,6 +64,15 @@ moe::RoutingSpec routing_of(moe::RoutingKind kind) {
 
 }  // namespace
 
+std::optional<AiterErr> aiter_err_at(const VerifyReport& report, std::int64_t token) {
+  moe::RoutingSpec const uniform;
+  for (auto const& c : report.checks) {
+    if (c.m == token && c.routing == routing_name(uniform) && c.aiter_err1 && c.aiter_err2)
+      return AiterErr{*c.aiter_err1, *c.aiter_err2};
+  }
+  return std::nullopt;
+}
+
 bool VerifyReport::passed() const {
   return !checks.empty() &&
          std::all_of(checks.begin(), checks.end(), [](const CheckResult& c) { return c.passed; });
@@ -117,6 +126,8 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
                             const moe::Tolerance& tolerance) {
   CheckResult result;
   result.name = fmt::format("M={} {}", M, routing_name(routing));
+  result.m = M;
+  result.routing = routing_name(routing);
   auto const arch = m_compiler->arch();
   std::uint64_t const seed = m_seed * 1000003 + static_cast<std::uint64_t>(M);
   set_tokens(M, routing, seed);
@@ -161,16 +172,19 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
   // stage two's tile never reads) would otherwise pass. Both paths compare dequantised values
   // with the reference after its rounding point, under the run's tolerance; MXFP8 adds the
   // e4m3 rounding allowance that compare_intermediate_mxfp8 states.
-  auto const hc = [&] {
-    if (shape.dtype == moe::DtypePath::a8w4) {
-      return moe::compare_intermediate_mxfp8(h, pipeline.download_h_scales(), shape.fp8_flavor,
-                                             reference, tolerance);
-    }
+  auto const h_scales = pipeline.download_h_scales();
+  auto compare_h = [&](const moe::Tolerance& t) {
+    if (shape.dtype == moe::DtypePath::a8w4)
+      return moe::compare_intermediate_mxfp8(h, h_scales, shape.fp8_flavor, reference, t);
     auto const* bits = reinterpret_cast<const std::uint16_t*>(h.data());
-    return moe::compare_intermediate_bf16(std::span<const std::uint16_t>(bits, h.size() / 2),
-                                          reference, tolerance);
-  }();
+    return moe::compare_intermediate_bf16(std::span<const std::uint16_t>(bits, h.size() / 2), reference, t);
+  };
+  auto const hc = compare_h(tolerance);
   if (!hc.passed()) problems.push_back(fmt::format("{}: {}", gate_names::intermediate, hc.summary()));
+  // AITER's err columns: the same elements under checkAllclose's tolerance (the MXFP8 h keeps
+  // its e4m3 rounding allowance: both sides quantise on their own).
+  result.aiter_err1 = compare_h(moe::aiter_err_tolerance).mismatch_share();
+  result.aiter_err2 = moe::compare_output(y, reference, moe::aiter_err_tolerance).mismatch_share();
   if (check_inputs) {
     if (inputs.digest() != inputs_before) {
       problems.push_back(fmt::format("{}: inputs (x, routing) were modified", gate_names::input_preservation));
@@ -297,7 +311,11 @@ VerifyReport Verifier::verify(const search::KernelConfig& stage1,
       r.seconds = elapsed();
       add(std::move(r));
     } catch (const Error& e) {
-      add(CheckResult{name, false, e.what(), 0, 0, elapsed()});
+      CheckResult failed;
+      failed.name = name;
+      failed.detail = e.what();
+      failed.seconds = elapsed();
+      add(std::move(failed));
     }
   };
   for (auto const M : ms) {

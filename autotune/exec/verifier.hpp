@@ -17,6 +17,7 @@
 // of the gate it belongs to (gate_names below), so a report says which gate failed.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -52,6 +53,12 @@ struct CheckResult {
   double max_abs = 0;  // against the reference, where one applies
   double max_rel = 0;
   double seconds = 0;  // wall time of the check (host work included): where verification time goes
+  // A run against the reference (Verifier::check): its M and routing, and AITER's mismatch
+  // shares (moe::aiter_err_tolerance) of stage one's h and of y on the token sample: what
+  // AITER's tuner writes as err1 / err2. Unset for other checks.
+  std::int64_t m = 0;
+  std::string routing;
+  std::optional<double> aiter_err1, aiter_err2;
 };
 
 struct VerifyReport {
@@ -62,6 +69,13 @@ struct VerifyReport {
   [[nodiscard]] bool passed() const;
   [[nodiscard]] const CheckResult* first_failure() const;
 };
+
+// A tuned row's err1 / err2 in AITER's meaning: the mismatch shares of the uniform-routing
+// check at M = token (the row's key), or nullopt when the report has no such check.
+struct AiterErr {
+  double err1 = 0, err2 = 0;
+};
+[[nodiscard]] std::optional<AiterErr> aiter_err_at(const VerifyReport& report, std::int64_t token);
 
 struct VerifyOptions {
   std::vector<std::int64_t> bucket_ms;  // the bucket's own M values

@@ -129,14 +129,18 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
     if (auto const* f = report.first_failure()) {
       v.detail = fmt::format("{}: {}", f->name, f->detail);
       v.failure = Outcome::wrong_result;
-      // err columns are only written for passing pairs; a failure is marked as "all wrong"
-      // rather than guessed, since the Verifier does not count mismatching elements.
+      // err columns are only written for qualified (hence passing) pairs; a failing pair is
+      // marked "all wrong" in the report rather than given a share of one check.
       v.err1 = v.err2 = 1.0;
       return v;
     }
     v.detail = fmt::format("{} checks passed", v.checks);
-    // Passing means every checked element is within tolerance: a mismatch rate of zero.
-    v.err1 = v.err2 = 0.0;
+    // AITER's err1 / err2: mismatch shares under checkAllclose's tolerance at M = token
+    // (the gates above use the run's own, wider tolerance and passed).
+    auto const err = exec::aiter_err_at(report, m_token);
+    if (!err) throw Error(fmt::format("verification of {} has no uniform check at M = {} (token)", name, m_token));
+    v.err1 = err->err1;
+    v.err2 = err->err2;
     // How far tuning moved numerics: both pipelines on identical fresh inputs.
     auto const y = m_verifier->run_once(pair.stage1, pair.stage2, m_M);
     auto const y0 = m_verifier->run_once(baseline.stage1, baseline.stage2, m_M);

@@ -91,8 +91,8 @@ struct Verification {
   int checks = 0;             // number of checks run
   double max_abs = 0;         // worst against the reference
   double max_rel = 0;
-  double err1 = 0;            // fraction of stage-one / stage-two outputs out of tolerance
-  double err2 = 0;            //   (the err1/err2 columns of a tuned row)
+  double err1 = 0;            // AITER's mismatch share of stage one's / stage two's outputs
+  double err2 = 0;            //   at M = token (the err1/err2 columns of a tuned row)
   double max_abs_vs_baseline = 0;  // largest |y_pair - y_baseline| on identical inputs
   Outcome failure = Outcome::wrong_result;  // when !passed: wrong_result, launch_error, timeout
 };

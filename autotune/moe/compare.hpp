@@ -19,6 +19,11 @@ struct Tolerance {
   double rtol = 0.02;
 };
 
+// The tolerance of AITER's `checkAllclose` (torch.isclose with rtol = atol = 1e-2, the
+// reference as the second argument: |a - b| <= atol + rtol * |b|), whose mismatch share is
+// what AITER records in a tuned row's err1/err2 columns.
+inline constexpr Tolerance aiter_err_tolerance{0.01, 0.01};
+
 struct CompareResult {
   Tolerance tolerance;
   std::int64_t checked = 0;     // elements compared
@@ -37,6 +42,11 @@ struct CompareResult {
   std::string allowance;
 
   [[nodiscard]] bool passed() const { return failures == 0 && non_finite == 0 && checked > 0; }
+  // Share of compared elements outside the bound (non-finite ones included): AITER's err.
+  // 1 when nothing was compared (nothing shown to be right).
+  [[nodiscard]] double mismatch_share() const {
+    return checked > 0 ? static_cast<double>(failures) / static_cast<double>(checked) : 1.0;
+  }
   // "PASS 337920 checked, max_abs 3.1e-03, max_rel 1.2e-02, rel_l2 2.0e-03 (atol 0.02, rtol 0.02)"
   // or "FAIL 12/337920 outside tolerance, 1 NaN/Inf; first at token 5 col 17: 0.53 vs ref 0.41; ..."
   [[nodiscard]] std::string summary() const;

@@ -68,10 +68,12 @@ std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ct
   t.us2 = io::python_round(*b.stage2_us, 4);
   t.kernel_name1 = pair.stage1.name();
   t.kernel_name2 = pair.stage2.name();
-  double const err1 = rec.verification ? rec.verification->err1 : 0.0;
-  double const err2 = rec.verification ? rec.verification->err2 : 0.0;
-  t.err1 = err1;
-  t.err2 = err2;
+  // AITER's mismatch shares at token (GpuSampler::verify); left empty, not invented, should a
+  // record lack its verification.
+  if (rec.verification) {
+    t.err1 = rec.verification->err1;
+    t.err2 = rec.verification->err2;
+  }
   double const us = io::total_us(*t.us1, *t.us2);
   t.us = us;
   t.run_1stage = false;

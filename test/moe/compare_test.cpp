@@ -112,3 +112,22 @@ TEST_CASE("max_abs_difference between two GPU outputs", "[moe]") {
   b.pop_back();
   CHECK(std::isinf(max_abs_difference(a, b)));
 }
+
+TEST_CASE("AITER's err is the mismatch share under checkAllclose's tolerance", "[moe]") {
+  auto const ref = small_reference();
+  auto y = gpu_answer(ref);
+  // token 1, col 19: ref 2.0. AITER's bound 0.01 + 0.01 * 2 = 0.03, ours 0.06: 2.03125 passes
+  // our gate and is one of AITER's mismatches.
+  y[1 * 32 + 19] = float_to_bf16(2.03125f);
+  CHECK(aiter_err_tolerance.atol == 0.01);
+  CHECK(aiter_err_tolerance.rtol == 0.01);
+  CHECK(compare_output(y, ref).passed());
+  auto const aiter = compare_output(y, ref, aiter_err_tolerance);
+  CHECK(aiter.failures == 1);
+  CHECK(aiter.mismatch_share() == Approx(1.0 / 64));
+  CHECK(compare_output(gpu_answer(ref), ref, aiter_err_tolerance).mismatch_share() == 0.0);
+  // A NaN counts as a mismatch; nothing compared is "all wrong", not "all right".
+  y[3 * 32 + 0] = float_to_bf16(std::nanf(""));
+  CHECK(compare_output(y, ref, aiter_err_tolerance).mismatch_share() == Approx(2.0 / 64));
+  CHECK(CompareResult{}.mismatch_share() == 1.0);
+}
