@@ -18,7 +18,8 @@
 // ring of at least 3 tiles and double-buffered decoded tiles.
 //
 // K order is natural everywhere (ldmatrix takes whole 16-byte runs of 8 K), so the weight
-// decode is the natural-pair one below, not the swapped kernels' cheaper pair order.
+// decode is the natural-pair one below (one byte permute more per pair than the swapped
+// kernels' pair order, which would need the activations permuted to match).
 // On return the result is in LDS as fp32 C[block_m][c_stride] (after a barrier), exactly as
 // gemm_tile leaves it, so both stages' epilogues are shared.
 #include "moe_gemm.cuh"
