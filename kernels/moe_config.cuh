@@ -83,7 +83,8 @@ struct MoeConfig {
   // Staged main loop (moe_staged_gemm.cuh), per ring stage (256-byte aligned): the A rows as
   // they arrive (bf16, or fp8 for a8w4 plus one scale word per 16-byte piece), the raw MXFP4
   // weight rows and one scale word per 32-K piece; after the ring, two decoded bf16 weight
-  // tiles and (a8w4) two decoded bf16 A tiles. bf16 tiles have block_k * 2-byte rows of XOR-swizzled 16-byte chunks.
+  // tiles and (a8w4) two decoded bf16 A tiles. bf16 tiles have block_k * 2-byte rows of
+  // XOR-swizzled 16-byte chunks.
   static constexpr int st_a_row = a_fp8 ? block_k : 2 * block_k;
   static constexpr int st_a_pieces = block_m * (st_a_row / 16);  // 16-byte copies per stage
   static constexpr int st_w_pieces = nv * (block_k / 32);

@@ -84,10 +84,12 @@ struct StagedSources {
   const u8* as[a_per_thread];  // a8w4: the row's scale bytes plus the piece's
   const u8* w[w_per_thread];
   const u8* ws[w_per_thread];
-  int a_k[a_per_thread];       // the piece's K offset in a tile; past k_end: -> INT_MAX
+  // The piece's K offset in a tile (copied while below k_end - k0); padding rows and rows past
+  // the matrix hold a value past any K, so they are only ever zero-filled.
+  int a_k[a_per_thread];
   int a_dst[a_per_thread];     // ring offset of the piece (bf16: swizzled)
   int a_dec[a_per_thread];     // a8w4: decoded-tile offset of the piece's first chunk
-  int w_k[w_per_thread];
+  int w_k[w_per_thread];       // as a_k
   int w_dec[w_per_thread];     // decoded-tile offset of the piece's first chunk
 
   MOETUNE_DEV StagedSources(const GemmArgs& g, int tid) {

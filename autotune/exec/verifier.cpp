@@ -65,9 +65,8 @@ moe::RoutingSpec routing_of(moe::RoutingKind kind) {
 }  // namespace
 
 std::optional<AiterErr> aiter_err_at(const VerifyReport& report, std::int64_t token) {
-  moe::RoutingSpec const uniform;
   for (auto const& c : report.checks) {
-    if (c.m == token && c.routing == routing_name(uniform) && c.aiter_err1 && c.aiter_err2)
+    if (c.m == token && c.routing == moe::RoutingSpec{} && c.aiter_err1 && c.aiter_err2)
       return AiterErr{*c.aiter_err1, *c.aiter_err2};
   }
   return std::nullopt;
@@ -127,7 +126,7 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
   CheckResult result;
   result.name = fmt::format("M={} {}", M, routing_name(routing));
   result.m = M;
-  result.routing = routing_name(routing);
+  result.routing = routing;
   auto const arch = m_compiler->arch();
   std::uint64_t const seed = m_seed * 1000003 + static_cast<std::uint64_t>(M);
   set_tokens(M, routing, seed);

@@ -57,7 +57,7 @@ struct CheckResult {
   // shares (moe::aiter_err_tolerance) of stage one's h and of y on the token sample: what
   // AITER's tuner writes as err1 / err2. Unset for other checks.
   std::int64_t m = 0;
-  std::string routing;
+  moe::RoutingSpec routing;
   std::optional<double> aiter_err1, aiter_err2;
 };
 

@@ -6,12 +6,12 @@
 using namespace moetune;
 
 namespace {
-exec::CheckResult check(std::int64_t m, std::string routing, double e1, double e2) {
+exec::CheckResult check(std::int64_t m, moe::RoutingKind kind, double e1, double e2) {
   exec::CheckResult c;
-  c.name = "M=" + std::to_string(m) + " " + routing;
+  c.routing.kind = kind;
+  c.name = "M=" + std::to_string(m) + " " + moe::to_string(c.routing);
   c.passed = true;
   c.m = m;
-  c.routing = std::move(routing);
   c.aiter_err1 = e1;
   c.aiter_err2 = e2;
   return c;
@@ -20,9 +20,9 @@ exec::CheckResult check(std::int64_t m, std::string routing, double e1, double e
 
 TEST_CASE("err1/err2 come from the uniform check at M = token", "[exec]") {
   exec::VerifyReport report;
-  report.checks.push_back(check(33, "uniform", 0.5, 0.5));
-  report.checks.push_back(check(64, moe::to_string(moe::RoutingSpec{}), 0.001, 0.002));
-  report.checks.push_back(check(64, "concentrated", 0.9, 0.9));
+  report.checks.push_back(check(33, moe::RoutingKind::uniform, 0.5, 0.5));
+  report.checks.push_back(check(64, moe::RoutingKind::uniform, 0.001, 0.002));
+  report.checks.push_back(check(64, moe::RoutingKind::concentrated, 0.9, 0.9));
   exec::CheckResult replay;  // a check that is no reference run: no shares
   replay.name = "graph replay: changed inputs";
   replay.passed = true;
