@@ -100,6 +100,18 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     // a8w4 quantises h per 32 columns in stage one's epilogue.
     if (shape.dtype == DtypePath::a8w4) d.stage1.block_n = 32;
     while (d.stage2.block_n > 16 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+    if (mxfp4 && bm == 8) {
+      // MXFP4 with 8-token blocks: at least 4 CTAs per SM (launch bounds: <= 128 registers at
+      // 128 threads). Measured on the H200 (results/sm_90/2026-12-01-h200-s6/probes/p2): with
+      // the full-tile copy path stage two took 139 registers and 3 CTAs per SM; waves 4 (and
+      // that path) took backbone M = 8 / 64 from 136.7 / 633.4 to 131.9 / 611.9 us and draft
+      // M = 64 from 283.1 to 274.7 us, without spills. Only where the LDS allows 4 CTAs;
+      // otherwise the stage keeps waves 0.
+      for (KernelConfig* s : {&d.stage1, &d.stage2}) {
+        s->waves = 4;
+        if (check_config(*s, arch, shape)) s->waves = 0;
+      }
+    }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
     d.stage1.stage = 1;

@@ -62,6 +62,9 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage1.staged == e.staged);
     CHECK(d.stage2.staged == e.staged);
     CHECK(d.stage1.block_m == e.block_m);
+    // 8-token swapped blocks ask for 4 CTAs per SM (p2 of session 6); other kernels leave it.
+    CHECK(d.stage1.waves == (e.block_m == 8 ? 4 : 0));
+    CHECK(d.stage2.waves == (e.block_m == 8 ? 4 : 0));
   }
   // bf16 weights and AMD never take the staged main loop; bf16 keeps the swapped kernels up
   // to 12 tokens per expert.
