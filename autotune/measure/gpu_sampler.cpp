@@ -58,11 +58,13 @@ void GpuSampler::begin_bucket(const BucketPlan& bucket) {
   }
 }
 
-std::unique_ptr<exec::MoePipeline> GpuSampler::make_pipeline(const TunePair& pair) {
+std::unique_ptr<exec::MoePipeline> GpuSampler::make_pipeline(const TunePair& pair, std::int64_t M) {
   auto const& u1 = m_compiler.compile(pair.stage1);
   auto const& u2 = m_compiler.compile(pair.stage2);
-  return std::make_unique<exec::MoePipeline>(m_device, m_arch, m_shape, m_M, pair.stage1,
-                                             u1.result, pair.stage2, u2.result);
+  auto shape = m_shape;
+  shape.tokens = M;
+  return std::make_unique<exec::MoePipeline>(m_device, m_arch, shape, M, pair.stage1, u1.result,
+                                             pair.stage2, u2.result);
 }
 
 Preparation GpuSampler::prepare(const TunePair& pair) {
@@ -74,7 +76,7 @@ Preparation GpuSampler::prepare(const TunePair& pair) {
     }
   }
   try {
-    (void)make_pipeline(pair);  // loads both code objects and resolves every kernel
+    (void)make_pipeline(pair, m_M);  // loads both code objects and resolves every kernel
   } catch (const std::exception& e) {
     return {Outcome::launch_error, e.what()};
   }
@@ -170,14 +172,20 @@ void GpuSampler::begin_block(const BlockSpec& block) {
     pad = std::make_unique<gpu::DeviceBuffer>(m_device, block.placement_pad_bytes);
   }
   m_placement_pad = std::move(pad);
-  auto const x = moe::make_activations(m_shape, block.seed);
+  // The block's tokens: the bucket's M unless the block says otherwise (the stage times of a
+  // row are taken at its `token`, BlockSpec::M).
+  std::int64_t const M = block.M.value_or(m_M);
+  if (M < 1) throw std::invalid_argument(fmt::format("begin_block: M = {} tokens", M));
+  auto shape = m_shape;
+  shape.tokens = M;
+  auto const x = moe::make_activations(shape, block.seed);
   auto const routing =
-      moe::make_routing(m_opt.routing, m_M, m_shape.experts, m_shape.topk, block.seed);
-  auto inputs = std::make_unique<exec::DeviceInputs>(m_device, m_shape, x, routing);
+      moe::make_routing(m_opt.routing, M, shape.experts, shape.topk, block.seed);
+  auto inputs = std::make_unique<exec::DeviceInputs>(m_device, shape, x, routing);
   // Fresh allocations (a new placement), filled from the verifier's device copy.
   auto weights = std::make_unique<exec::DeviceWeights>(
       m_device, m_verifier->device_weights(),
-      exec::cold_weight_copies(m_device, m_shape, routing,
+      exec::cold_weight_copies(m_device, shape, routing,
                                m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
   // The arms' scratch is allocated below in the block's build order (declared, balanced).
   m_inputs = std::move(inputs);
@@ -193,7 +201,7 @@ void GpuSampler::begin_block(const BlockSpec& block) {
       ArmState s;
       s.label = arm.label;
       s.pair_name = arm.pair.name();
-      s.pipeline = make_pipeline(arm.pair);
+      s.pipeline = make_pipeline(arm.pair, M);
       if (m_test_faults) m_test_faults->inject(s.pair_name, TestFault::When::build, m_stream);
       if (arm.delay_ns) s.pipeline->set_delay(delay_unit(), *arm.delay_ns);
       // A full run first: stage two alone reads the slots and h a full run leaves.

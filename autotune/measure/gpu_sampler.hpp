@@ -74,7 +74,7 @@ class GpuSampler final : public Sampler {
     std::unique_ptr<exec::MoePipeline> pipeline;
     std::optional<gpu::GraphExec> full, sort, sort_stage1, stage2;
   };
-  [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair);
+  [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair, std::int64_t M);
   [[nodiscard]] double replay(const gpu::GraphExec& graph);
   // calibrate's delay kernel (Arm::delay_ns), compiled on first use.
   [[nodiscard]] const jit::CompileResult& delay_unit();

@@ -226,6 +226,8 @@ void ReplaySampler::begin_block(const BlockSpec& block) {
   std::string line = fmt::format("begin_block {} {} {}", to_string(block.phase), block.attempt,
                                  block.index);
   for (auto const& arm : block.arms) line += " " + arm.label + "=" + arm.pair.name();
+  // A model's times do not depend on the block's tokens (BlockSpec::M); the log records them.
+  if (block.M) line += fmt::format(" M={}", *block.M);
   m_log.push_back(std::move(line));
   for (auto const& arm : block.arms) {
     if (m_build_observer) m_build_observer(arm.label);

@@ -75,6 +75,10 @@ struct BlockSpec {
   std::uint64_t placement_pad_bytes = 0;
   std::vector<Arm> arms;  // built in this order
   std::vector<TimedUnit> units{TimedUnit::full};  // the units that will be sampled
+  // The tokens of this block's inputs; empty = the bucket's M. Only the stage-times block
+  // sets it (to the row's `token`): AITER reads us1/us2 as times at `token`, while screening
+  // and confirmation run at the bucket's M (actual_m).
+  std::optional<std::int64_t> M;
 };
 
 // Compiling and loading a pair, before anything is verified or timed.

@@ -202,13 +202,15 @@ json to_json(const BlockSpec& block) {
   }
   json units = json::array();
   for (auto u : block.units) units.push_back(std::string(to_string(u)));
-  return {{"phase", std::string(to_string(block.phase))},
-          {"attempt", block.attempt},
-          {"index", block.index},
-          {"seed", block.seed},
-          {"placement_pad_bytes", block.placement_pad_bytes},
-          {"arms", std::move(arms)},
-          {"units", std::move(units)}};
+  json out{{"phase", std::string(to_string(block.phase))},
+           {"attempt", block.attempt},
+           {"index", block.index},
+           {"seed", block.seed},
+           {"placement_pad_bytes", block.placement_pad_bytes},
+           {"arms", std::move(arms)},
+           {"units", std::move(units)}};
+  if (block.M) out["M"] = *block.M;
+  return out;
 }
 
 BlockSpec block_from_json(const json& j) {
@@ -225,6 +227,7 @@ BlockSpec block_from_json(const json& j) {
   }
   b.units.clear();
   for (auto const& u : j.at("units")) b.units.push_back(parse_unit(u.get<std::string>()));
+  if (j.contains("M")) b.M = j.at("M").get<std::int64_t>();
   return b;
 }
 

@@ -454,10 +454,13 @@ class BucketRun {
   }
 
   // us1 / us2 for the tuned row: each stage of the qualified pair timed alone on its own
-  // block (the gate judged the full MoE; these only fill AITER's columns).
+  // block (the gate judged the full MoE; these only fill AITER's columns), at the row's
+  // `token`, where AITER's tuner times a row, not at the bucket's actual_m.
   bool measure_stage_times(std::size_t winner) {
     measure::BlockSpec spec;
     spec.phase = measure::Phase::stage_times;
+    m_res.stage_times_M = m_bucket.key.token > 0 ? m_bucket.key.token : m_bucket.M;
+    spec.M = m_res.stage_times_M;
     spec.seed = block_seed(m_opt.seed, measure::Phase::stage_times, 0, 0);
     spec.arms = {{kCandidateArm, m_res.pairs[winner].pair}};
     spec.units = {measure::TimedUnit::stage1, measure::TimedUnit::stage2};

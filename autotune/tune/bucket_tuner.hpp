@@ -75,6 +75,7 @@ struct BucketResult {
   std::vector<ConfirmAttempt> attempts;
   bool qualified = false;
   std::optional<double> stage1_us, stage2_us;  // isolated medians of the qualified pair
+  std::int64_t stage_times_M = 0;  // the M they were timed at: the row's token (AITER's us1/us2)
   std::vector<double> stage1_samples_us, stage2_samples_us;
   std::string summary;  // one sentence: what happened to this bucket
   std::optional<BaselineFailureRecord> baseline_failure;  // set: nothing was tuned

@@ -24,14 +24,19 @@ nlohmann::json to_json(const RowFigures& f, const char* m_name) {
   return {{m_name, f.M}, {"us", f.us}, {"tflops", f.tflops}, {"bw_gbps", f.bw}};
 }
 
-// The tuned row's us/tflops/bw as AITER defines them (at token) beside moe-tune's own figures
-// for the same time (at the timed M, its traffic model); null for a bucket without a row.
+// The tuned row's us/tflops/bw as AITER defines them (us1 + us2, timed at token) beside
+// moe-tune's own figures at the bucket's M (actual_m): the confirmed full-MoE median of the
+// tuned pair, with its FLOPs and traffic model. Null for a bucket without a row.
 nlohmann::json row_figures(const BucketResult& b) {
   if (!b.qualified || !b.stage1_us || !b.stage2_us) return nullptr;
   double const us = io::total_us(io::python_round(*b.stage1_us, 4),
                                  io::python_round(*b.stage2_us, 4));
-  return {{"aiter_row", to_json(aiter_row_figures(b.key, us), "token")},
-          {"moetune", to_json(moetune_row_figures(b, us), "actual_m")}};
+  nlohmann::json out{{"aiter_row", to_json(aiter_row_figures(b.key, us), "token")},
+                     {"moetune", nullptr}};
+  if (auto const* a = b.final_attempt()) {
+    out["moetune"] = to_json(moetune_row_figures(b, a->comparison_summary.candidate_median_us), "actual_m");
+  }
+  return out;
 }
 
 nlohmann::json to_json(const stats::PairedSample& s) {
@@ -151,6 +156,7 @@ nlohmann::json to_json(const BucketResult& b) {
           {"confirmation", attempts},
           {"qualified", b.qualified},
           {"figures", row_figures(b)},
+          {"stage_times_m", b.stage_times_M},
           {"stage1_us", opt_json(b.stage1_us)},
           {"stage2_us", opt_json(b.stage2_us)},
           {"stage1_samples_us", b.stage1_samples_us},

@@ -3,7 +3,8 @@
 // meaning AITER reads it: the untuned key with gfx and cu_num filled in, the shared block_m,
 // ksplit = stage one's split-K (AITER sends a bf16 x fp4 row with ksplit > 1 to another
 // backend; moe-tune's stage one has none, so 0; its stage-two split stays in kernelName2 as
-// _ksN), isolated stage times us1/us2, the KernelConfig names, err1/err2, us = round(us1 + us2,
+// _ksN), isolated stage times us1/us2 at `token` (where AITER's tuner times a row; the
+// protocol itself runs at actual_m), the KernelConfig names, err1/err2, us = round(us1 + us2,
 // 4), and tflops/bw by AITER's tuner formulas at `token`. moe-tune's own figures (at the timed
 // M, its traffic model) go in the report (report.json: "figures").
 #include <filesystem>
@@ -46,8 +47,9 @@ struct RowFigures {
 //   bytes per element (io::aiter_bytes_per_element). Every expert's weights count once.
 [[nodiscard]] RowFigures aiter_row_figures(const io::FmoeKey& key, double us);
 
-// moe-tune's own figures for the same time: at the M the bucket was timed at (actual_m) with
+// moe-tune's own figures for a full-MoE time `us` taken at the bucket's M (actual_m): its
 // moe::moe_flops and the expected traffic under uniform routing (moe::expected_moe_traffic).
+// The report gives them for the confirmed median of the tuned pair.
 [[nodiscard]] RowFigures moetune_row_figures(const BucketResult& bucket, double us);
 
 // The row of a qualified bucket; nullopt for every other bucket (no row without a pass).

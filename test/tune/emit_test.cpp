@@ -224,14 +224,20 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   CHECK(b0["confirmation"][0]["control"]["passed"] == true);
   CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
   CHECK(b0["stage1_samples_us"].size() == 15);
-  // The row's figures as AITER defines them, and moe-tune's own for the same time.
+  // us1/us2 were timed at the row's token (8), not at the bucket's M (6).
+  CHECK(b0["stage_times_m"] == 8);
+  CHECK(buckets[0].stage_times_M == 8);
+  // The row's figures as AITER defines them (at token), and moe-tune's own for the confirmed
+  // full-MoE median at actual_m.
   auto const row = tuned_row(buckets[0], RowContext{"sm_90", 132}).value();
   CHECK(b0["figures"]["aiter_row"]["token"] == 8);
   CHECK(b0["figures"]["aiter_row"]["us"] == *row.tuned->us);
   CHECK(b0["figures"]["aiter_row"]["tflops"] == *row.tuned->tflops);
   CHECK(b0["figures"]["aiter_row"]["bw_gbps"] == *row.tuned->bw);
-  auto const own = moetune_row_figures(buckets[0], *row.tuned->us);
+  double const confirmed = buckets[0].final_attempt()->comparison_summary.candidate_median_us;
+  auto const own = moetune_row_figures(buckets[0], confirmed);
   CHECK(b0["figures"]["moetune"]["actual_m"] == 6);
+  CHECK(b0["figures"]["moetune"]["us"] == confirmed);
   CHECK(b0["figures"]["moetune"]["tflops"] == own.tflops);
   CHECK(b0["figures"]["moetune"]["bw_gbps"] == own.bw);
   auto const& b1 = j["buckets"][1];

@@ -88,6 +88,15 @@ TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", 
   REQUIRE(r.stage1_us.has_value());
   CHECK(*r.stage1_us == Approx(97.0 * 0.6).epsilon(0.01));
   CHECK(*r.stage2_us == Approx(97.0 * 0.35).epsilon(0.01));
+  // ... timed at the row's token (8), where AITER times a row; every other block at M = 6.
+  CHECK(r.stage_times_M == 8);
+  CHECK(count_prefix(sampler.log(), "begin_block stage_times") == 1);
+  for (auto const& line : sampler.log()) {
+    if (line.rfind("begin_block", 0) != 0) continue;
+    CAPTURE(line);
+    bool const stage_times = line.rfind("begin_block stage_times", 0) == 0;
+    CHECK((line.find(" M=8") != std::string::npos) == stage_times);
+  }
 }
 
 TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {

@@ -230,6 +230,9 @@ TEST_CASE("sampler wire: blocks, buckets and verifications round-trip", "[tune]"
   CHECK(s.arms[1].pair == spec.arms[1].pair);
   CHECK(s.arms[1].delay_ns == std::optional<std::uint64_t>(250));
   CHECK(s.units == spec.units);
+  CHECK_FALSE(s.M);  // absent: the bucket's M
+  spec.M = 1024;     // the stage-times block at a row's token
+  CHECK(wire::block_from_json(nlohmann::json::parse(wire::to_json(spec).dump())).M == std::optional<std::int64_t>(1024));
 
   Verification v;
   v.max_abs_vs_baseline = std::numeric_limits<double>::infinity();
