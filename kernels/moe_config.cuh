@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int Mainloop_>
+          int Reduce_, int Mainloop_, int WLayout_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -41,6 +41,9 @@ struct MoeConfig {
   // LDS tile and both read with ldmatrix (moe_staged_gemm.cuh: many tokens per expert).
   static constexpr bool swap_ab = Mainloop_ == 1;
   static constexpr bool staged = Mainloop_ == 2;
+  // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
+  // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh).
+  static constexpr bool w_repacked = WLayout_ == 1;
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -143,6 +146,8 @@ struct MoeConfig {
                 "staged: mma.sync with ldmatrix, kpack 1, MXFP4 weights");
   static_assert(!staged || (block_k % 64 == 0), "staged: block_k a multiple of 64 (128-byte swizzled rows)");
   static_assert(!staged || (nt % 2 == 0), "staged: an even number of 8-row weight fragments per warp (ldmatrix.x4)");
+  static_assert(!w_repacked || (!w_bf16 && (swap_ab || staged)),
+                "repacked weights: MXFP4, in the swapped or the staged main loop");
 };
 
 // silu(g) * u, in fp32.

@@ -175,7 +175,8 @@ MOETUNE_DEV void decode_staged_weight(const StagedTiles<Cfg>& t, int s, int b, c
   u32 const word = *reinterpret_cast<const u32*>(t.w_scale_words(s) + (tid + i * Cfg::threads) * 4);
   u32 const sb = byte_of(word, src.ws[i] + k0 / 32);
   u32 d[16];
-  decode_mxfp4_natural(raw, sb, d);
+  if constexpr (Cfg::w_repacked) decode_mxfp4_repacked(raw, sb, d);  // same natural pair order
+  else decode_mxfp4_natural(raw, sb, d);
   u8* const tile = t.w_bf16(b);
 #pragma unroll
   for (int q = 0; q < 4; ++q)

@@ -355,10 +355,24 @@ MOETUNE_DEV void compute_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ri
         u32x4 const v1 = *reinterpret_cast<const u32x4*>(ring.vec(stage, R::av(c, i, 1)));
         u32 const word = *reinterpret_cast<const u32*>(ring.word(stage, R::aw(c, i)));
         float const s = e8m0_to_f32(src.a_ok[i] ? byte_of(word, src.as[i] + S::s_off(kc)) : 0u);
-        fp8x8_to_pairs<Cfg>(v0.x, v0.y, s, x[i] + 0);
-        fp8x8_to_pairs<Cfg>(v0.z, v0.w, s, x[i] + 4);
-        fp8x8_to_pairs<Cfg>(v1.x, v1.y, s, x[i] + 8);
-        fp8x8_to_pairs<Cfg>(v1.z, v1.w, s, x[i] + 12);
+        if constexpr (Cfg::w_repacked) {
+          // Natural pairs, as the repacked weights decode.
+          u32 const codes[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+          for (int q = 0; q < 8; ++q) fp8x4_to_bf16x4<Cfg::fp8>(codes[q], s, x[i][2 * q], x[i][2 * q + 1]);
+        } else {
+          fp8x8_to_pairs<Cfg>(v0.x, v0.y, s, x[i] + 0);
+          fp8x8_to_pairs<Cfg>(v0.z, v0.w, s, x[i] + 4);
+          fp8x8_to_pairs<Cfg>(v1.x, v1.y, s, x[i] + 8);
+          fp8x8_to_pairs<Cfg>(v1.z, v1.w, s, x[i] + 12);
+        }
+      } else if constexpr (Cfg::w_repacked) {
+        // Repacked weights decode to natural pairs: the activations are used as loaded.
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          u32x4 const v = *reinterpret_cast<const u32x4*>(ring.vec(stage, R::av(c, i, q)));
+          x[i][4 * q] = v.x, x[i][4 * q + 1] = v.y, x[i][4 * q + 2] = v.z, x[i][4 * q + 3] = v.w;
+        }
       } else {
 #pragma unroll
         for (int q = 0; q < 4; ++q)
@@ -378,7 +392,8 @@ MOETUNE_DEV void compute_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ri
           u32x4 const raw = *reinterpret_cast<const u32x4*>(ring.vec(stage, R::wv(c, j, r, 0)));
           u32 const word = *reinterpret_cast<const u32*>(ring.word(stage, R::ww(c, j, r)));
           u32 const sb = src.w_ok[j][r] ? byte_of(word, src.ws[j][r] + S::s_off(kc)) : 0u;
-          decode_mxfp4_pairs(raw, sb, w[r]);
+          if constexpr (Cfg::w_repacked) decode_mxfp4_repacked(raw, sb, w[r]);
+          else decode_mxfp4_pairs(raw, sb, w[r]);
         }
       }
 #pragma unroll

@@ -1,12 +1,14 @@
 #include "autotune/exec/device_buffers.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "autotune/core/error.hpp"
 #include "autotune/core/fast_hash.hpp"
+#include "autotune/moe/mxfp4_repack.hpp"
 
 namespace moetune::exec {
 namespace {
@@ -46,6 +48,13 @@ void hash_buffer(FastHash64& hash, const gpu::DeviceBuffer& b) {
 DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape,
                              const moe::Weights& w, int copies) {
   if (copies < 1) throw Error("DeviceWeights: at least one weight copy is needed");
+  std::vector<std::uint8_t> w1_repacked, w2_repacked;
+  if (shape.dtype != moe::DtypePath::bf16) {
+    auto const start = std::chrono::steady_clock::now();
+    w1_repacked = moe::repack_mxfp4(w.w1_codes);
+    w2_repacked = moe::repack_mxfp4(w.w2_codes);
+    m_repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   for (int c = 0; c < copies; ++c) {
     WeightCopy copy;
     if (shape.dtype == moe::DtypePath::bf16) {
@@ -56,6 +65,8 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
       copy.w1_scales = upload_new(device, w.w1_scales);
       copy.w2 = upload_new(device, w.w2_codes);
       copy.w2_scales = upload_new(device, w.w2_scales);
+      copy.w1_repacked = upload_new(device, w1_repacked);
+      copy.w2_repacked = upload_new(device, w2_repacked);
     }
     if (copy.w1.empty() || copy.w2.empty()) {
       throw Error(fmt::format("DeviceWeights: no {} weights in the workload",
@@ -75,7 +86,8 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const DeviceWeights& sou
     return out;
   };
   for (int c = 0; c < copies; ++c) {
-    m_copies.push_back({clone(from.w1), clone(from.w1_scales), clone(from.w2), clone(from.w2_scales)});
+    m_copies.push_back({clone(from.w1), clone(from.w1_scales), clone(from.w2), clone(from.w2_scales),
+                        clone(from.w1_repacked), clone(from.w2_repacked)});
   }
 }
 
@@ -85,7 +97,8 @@ const WeightCopy& DeviceWeights::copy(int index) const {
 
 std::size_t DeviceWeights::bytes_per_copy() const {
   auto const& w = m_copies.front();
-  return w.w1.size() + w.w1_scales.size() + w.w2.size() + w.w2_scales.size();
+  return w.w1.size() + w.w1_scales.size() + w.w2.size() + w.w2_scales.size() + w.w1_repacked.size() +
+         w.w2_repacked.size();
 }
 
 std::string DeviceWeights::digest() const {
@@ -95,6 +108,8 @@ std::string DeviceWeights::digest() const {
     hash_buffer(hash, w.w1_scales);
     hash_buffer(hash, w.w2);
     hash_buffer(hash, w.w2_scales);
+    hash_buffer(hash, w.w1_repacked);
+    hash_buffer(hash, w.w2_repacked);
   }
   return fmt::format("{:016x}", hash.value());
 }

@@ -16,10 +16,15 @@ namespace moetune::exec {
 
 struct WeightCopy {
   gpu::DeviceBuffer w1, w1_scales, w2, w2_scales;  // scales empty on the bf16 path
+  // The MXFP4 codes again in the repacked layout (moe/mxfp4_repack.hpp) that `_rp` kernels
+  // read, prepared once when the weights are uploaded; the scales are shared. Empty on bf16.
+  gpu::DeviceBuffer w1_repacked, w2_repacked;
 };
 
 class DeviceWeights {
  public:
+  // MXFP4 weights are also repacked (on the host, timed: repack_seconds()) and uploaded in
+  // that layout.
   DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape, const moe::Weights& weights,
                 int copies = 1);
   // `copies` freshly allocated copies of `source`'s first copy, copied on the device: a new
@@ -29,11 +34,15 @@ class DeviceWeights {
   [[nodiscard]] const WeightCopy& copy(int index) const;  // index taken modulo copies()
   [[nodiscard]] int copies() const { return static_cast<int>(m_copies.size()); }
   [[nodiscard]] std::size_t bytes_per_copy() const;
+  // Host time the repack of the MXFP4 codes took when these weights were uploaded (0 for
+  // bf16 and for device copies): a load-time cost, never part of a timed MoE.
+  [[nodiscard]] double repack_seconds() const { return m_repack_seconds; }
   // A fast 64-bit hash over every copy's bytes (core/fast_hash.hpp), as hex.
   [[nodiscard]] std::string digest() const;
 
  private:
   std::vector<WeightCopy> m_copies;
+  double m_repack_seconds = 0;
 };
 
 // How many weight copies make one timed replay cold: enough that the weights this routing

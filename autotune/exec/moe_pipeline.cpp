@@ -93,7 +93,8 @@ void MoePipeline::launch_stage1(const DeviceInputs& in, const WeightCopy& w,
   auto const& launch = m_plan1.launches.at(1);
   void* x = address(in.x());
   void* x_scales = address(in.x_scales());
-  void* w1 = address(w.w1);
+  // A repacked kernel reads the same weights in the layout prepared at load time.
+  void* w1 = address(m_cfg1.repacked ? w.w1_repacked : w.w1);
   void* w1_scales = address(w.w1_scales);
   void* slots = address(m_sorted_slots);
   void* block_expert = address(m_block_expert);
@@ -115,7 +116,7 @@ void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
                                 const gpu::Stream& s) const {
   void* h = address(m_h);
   void* h_scales = address(m_h_scales);
-  void* w2 = address(w.w2);
+  void* w2 = address(m_cfg2.repacked ? w.w2_repacked : w.w2);
   void* w2_scales = address(w.w2_scales);
   void* slots = address(m_sorted_slots);
   void* block_expert = address(m_block_expert);

@@ -101,16 +101,21 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     if (shape.dtype == DtypePath::a8w4) d.stage1.block_n = 32;
     while (d.stage2.block_n > 16 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
     if (mxfp4 && bm == 8) {
-      // MXFP4 with 8-token blocks: at least 4 CTAs per SM (launch bounds: <= 128 registers at
-      // 128 threads). Measured on the H200 (results/sm_90/2026-12-01-h200-s6/probes/p2): with
-      // the full-tile copy path stage two took 139 registers and 3 CTAs per SM; waves 4 (and
-      // that path) took backbone M = 8 / 64 from 136.7 / 633.4 to 131.9 / 611.9 us and draft
-      // M = 64 from 283.1 to 274.7 us, without spills. Only where the LDS allows 4 CTAs;
-      // otherwise the stage keeps waves 0.
+      // MXFP4 with 8-token blocks: the repacked weight layout and at least 4 CTAs per SM
+      // (launch bounds: <= 128 registers at 128 threads). Measured on the H200
+      // (results/sm_90/2026-12-01-h200-s6/probes/p2-p4): with the full-tile copy path stage
+      // two took 139 registers and 3 CTAs per SM; waves 4 took backbone M = 8 / 64 from
+      // 136.7 / 633.4 to 131.9 / 611.9 us, and the repacked layout (stage one's A16W4 k-tiles
+      // halved to 128 K in a ring of 4, where 256 K spilled 8 bytes) to 128.3 / 585.0 us;
+      // draft M = 64 283.1 -> 274.7 -> 262.4 us; A8W4 backbone M = 64 1684 -> 1651 us. Only
+      // where the LDS allows 4 CTAs; otherwise the stage keeps waves 0 and the natural layout.
+      if (shape.dtype == DtypePath::a16w4) d.stage1.block_k = 128, d.stage1.stages = 4;
       for (KernelConfig* s : {&d.stage1, &d.stage2}) {
         s->waves = 4;
-        if (check_config(*s, arch, shape)) s->waves = 0;
+        s->repacked = true;
+        if (check_config(*s, arch, shape)) s->waves = 0, s->repacked = false;
       }
+      if (d.stage1.block_k == 128 && !d.stage1.repacked) d.stage1.block_k = 256, d.stage1.stages = 2;
     }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
@@ -137,6 +142,16 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     if (bm == 128) d.stage2.stage2_mode = Stage2Mode::reduce;
     while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
     while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
+    // The repacked weight layout, with 8-warp stages held at 2 CTAs per SM (<= 128 registers:
+    // repacked, stage two's 64-token tile took 132 and fell to one CTA, 1618 -> 2315 us).
+    // Measured on the H200 (results/sm_90/2026-12-01-h200-s6/probes/p3, p4): backbone M = 512
+    // 1658 -> 1526 us, M = 4096 3899 -> 3687; draft M = 512 594 -> 563, M = 4096 1847 -> 1733;
+    // EP M = 512 2043 -> 1881; A8W4 backbone M = 512 2810 -> 2607.
+    for (KernelConfig* s : {&d.stage1, &d.stage2}) {
+      s->repacked = true;
+      if (s->warps == 8) s->waves = 2;
+      if (check_config(*s, arch, shape)) s->repacked = false, s->waves = 0;
+    }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the staged kernels do not fit: as below
     d.stage1.stage = 1;

@@ -31,16 +31,17 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 
 std::string config_type(const KernelConfig& c, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
-  // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged). Every parameter is spelled out:
+  // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged),
+  // WLayout (0 natural MXFP4, 1 repacked). Every parameter is spelled out:
   // hipRTC (HIP 5.2) does not match a name expression that leaves a defaulted one out.
   bool const s1 = c.stage == 1;
-  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, s1 ? 1 : c.ksplit,
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
-                     c.swap_ab ? 1 : c.staged ? 2 : 0);
+                     c.swap_ab ? 1 : c.staged ? 2 : 0, c.repacked ? 1 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {

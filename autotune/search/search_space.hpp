@@ -27,6 +27,7 @@ struct KnobLists {
   std::vector<Stage2Mode> stage2_mode;
   std::vector<int> swap_ab{0};  // 0 = tokens on the MMA's M side, 1 = weights there
   std::vector<int> staged{0};   // 1 = the staged main loop (LDS ring, weights decoded in LDS)
+  std::vector<int> repack{0};   // 1 = MXFP4 weights in the repacked layout (moe/mxfp4_repack.hpp)
 };
 
 struct ArchSpace {

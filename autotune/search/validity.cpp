@@ -50,6 +50,18 @@ void staged_rules(const KernelConfig& c, Arch arch, Add& add) {
                     "multiplied, one being decoded, the rest in flight)", c.stages));
 }
 
+// The repacked MXFP4 layout (autotune/moe/mxfp4_repack.hpp): read by the swapped and the
+// staged main loops' decode, whose fast path is CUDA's bf16x2 multiply (elsewhere the exact
+// fp32 path would decode it, slower than the natural layout's MFMA-side decode).
+template <class Add>
+void repacked_rules(const KernelConfig& c, Arch arch, Add& add) {
+  if (!limits(arch).nvidia)
+    add(fmt::format("repacked MXFP4 weights are decoded with bf16x2 multiplies (sm_90); {} reads the natural layout", to_string(arch)));
+  if (c.dtype == DtypePath::bf16) add("repacked weights are an MXFP4 layout; bf16 weights have none");
+  if (!c.swap_ab && !c.staged)
+    add("repacked weights are read by the swapped and the staged main loops only (swap_ab or staged)");
+}
+
 // Per-lane register budget the estimate must stay under. The estimate is rough (it ignores
 // what the compiler hoists); 0.65 of the real limit kept every ci.json candidate spill-free
 // under ptxas for sm_90 (docs/kernels.md has the figures).
@@ -75,6 +87,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   // Knob ranges.
   if (c.stage != 1 && c.stage != 2) add(fmt::format("stage {} is neither 1 nor 2", c.stage));
   if (c.staged) staged_rules(c, arch, add);
+  if (c.repacked) repacked_rules(c, arch, add);
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else {

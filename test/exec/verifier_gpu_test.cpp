@@ -75,6 +75,20 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
   REQUIRE_FALSE(search::check_config(defaults.stage1, arch, base_shape));
   REQUIRE_FALSE(search::check_config(defaults.stage2, arch, base_shape));
 
+  // The sm_90-and-MXFP4-only kernels (staged main loop, repacked weights): verified where the
+  // rules accept them, and elsewhere the rules must refuse them (checked, not skipped).
+  bool const sm90_mxfp4 = arch == search::Arch::sm_90 && base_shape.dtype != moe::DtypePath::bf16;
+  auto verify_where_valid = [&](const search::KernelConfig& s1, const search::KernelConfig& s2) {
+    CAPTURE(s1.name(), s2.name());
+    if (!sm90_mxfp4) {
+      CHECK(search::check_config(s1, arch, base_shape));
+      return;
+    }
+    REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+    REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
+    require_passes(verifier.verify(s1, s2, options));
+  };
+
   SECTION("default pair") { require_passes(verifier.verify(defaults.stage1, defaults.stage2, options)); }
   SECTION("stage two reduce") {
     auto s2 = variant(defaults.stage2, arch, base_shape,
@@ -96,6 +110,8 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     auto flip = [&](search::KernelConfig c) -> std::optional<search::KernelConfig> {
       c.swap_ab = !c.swap_ab;
       c.staged = false;
+      c.waves = 0;  // the default's occupancy hint and layout belong to its own main loop
+      c.repacked = false;
       c.block_m = 16;
       c.block_n = c.stage == 1 ? 32 : 64;
       c.block_k = 128;
@@ -113,11 +129,12 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     require_passes(verifier.verify(*s1, *s2, options));
   }
   SECTION("the staged main loop on both stages, 64- and 128-token blocks") {
-    // sm_90 with MXFP4 weights only; elsewhere the rules must refuse it (checked, not skipped).
     for (int bm : {64, 128}) {
       auto staged = [&](search::KernelConfig c) {
         c.swap_ab = false;
         c.staged = true;
+        c.waves = 0;
+        c.repacked = false;
         c.block_m = bm;
         c.block_n = c.stage == 1 ? (bm == 128 ? 32 : 64) : 128;
         c.block_k = c.stage == 1 ? 128 : 64;
@@ -127,23 +144,34 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.stage2_mode = bm == 128 ? search::Stage2Mode::reduce : search::Stage2Mode::atomic;
         return c;
       };
-      auto const s1 = staged(defaults.stage1);
-      auto const s2 = staged(defaults.stage2);
-      bool const applies = arch == search::Arch::sm_90 && base_shape.dtype != moe::DtypePath::bf16;
-      CAPTURE(bm, s1.name(), s2.name());
-      if (!applies) {
-        CHECK(search::check_config(s1, arch, base_shape));
-        continue;
-      }
-      REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
-      REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
-      require_passes(verifier.verify(s1, s2, options));
+      CAPTURE(bm);
+      verify_where_valid(staged(defaults.stage1), staged(defaults.stage2));
     }
+  }
+  SECTION("repacked MXFP4 weights in the swapped and the staged main loops") {
+    auto layout = [&](search::KernelConfig c, bool swapped) {
+      c.swap_ab = swapped;
+      c.staged = !swapped;
+      c.repacked = true;
+      c.waves = 0;
+      c.ksplit = 1;
+      c.stage2_mode = search::Stage2Mode::atomic;
+      c.block_m = swapped ? 8 : 32;
+      c.block_n = c.stage == 1 ? (swapped && base_shape.dtype != moe::DtypePath::a8w4 ? 8 : swapped ? 32 : 64)
+                               : (swapped ? 64 : 128);
+      c.block_k = swapped ? (c.stage == 1 ? 256 : 128) : 64;
+      c.warps = 4;
+      c.stages = swapped ? 2 : 3;
+      return c;
+    };
+    for (bool swapped : {true, false}) verify_where_valid(layout(defaults.stage1, swapped), layout(defaults.stage2, swapped));
   }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
       c.staged = false;
+      c.waves = 0;
+      c.repacked = false;
       c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 32;
@@ -154,6 +182,8 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     auto s2 = variant(defaults.stage2, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
       c.staged = false;
+      c.waves = 0;
+      c.repacked = false;
       c.block_m = 16;
       c.nonkdim = 0;
       c.block_n = 64;

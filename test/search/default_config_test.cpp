@@ -62,15 +62,31 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage1.staged == e.staged);
     CHECK(d.stage2.staged == e.staged);
     CHECK(d.stage1.block_m == e.block_m);
-    // 8-token swapped blocks ask for 4 CTAs per SM (p2 of session 6); other kernels leave it.
-    CHECK(d.stage1.waves == (e.block_m == 8 ? 4 : 0));
-    CHECK(d.stage2.waves == (e.block_m == 8 ? 4 : 0));
+    // MXFP4 on sm_90 reads the repacked layout in both main loops (session 6, p2-p4), with
+    // 8-token swapped blocks at 4 CTAs per SM and 8-warp staged stages at 2.
+    CHECK(d.stage1.repacked);
+    CHECK(d.stage2.repacked);
+    auto const hint = [&](const search::KernelConfig& k) { return k.swap_ab ? 4 : k.warps == 8 ? 2 : 0; };
+    CHECK(d.stage1.waves == hint(d.stage1));
+    CHECK(d.stage2.waves == hint(d.stage2));
+    if (e.block_m == 8) CHECK(d.stage1.block_k == 128);
+  }
+  // A8W4 keeps stage one's 256-K k-tiles (32 columns), repacked too.
+  {
+    auto a8 = shape;
+    a8.dtype = moe::DtypePath::a8w4;
+    auto const d = search::default_config(a8, search::Arch::sm_90, 64);
+    CHECK(d.stage1.repacked);
+    CHECK(d.stage1.block_k == 256);
+    CHECK(d.stage1.block_n == 32);
   }
   // bf16 weights and AMD never take the staged main loop; bf16 keeps the swapped kernels up
   // to 12 tokens per expert.
   shape.dtype = moe::DtypePath::bf16;
   CHECK_FALSE(search::default_config(shape, search::Arch::sm_90, 4096).stage1.staged);
+  CHECK_FALSE(search::default_config(shape, search::Arch::sm_90, 512).stage1.repacked);
   CHECK(search::default_config(shape, search::Arch::sm_90, 512).stage1.swap_ab);
   shape.dtype = moe::DtypePath::a16w4;
   CHECK_FALSE(search::default_config(shape, search::Arch::gfx942, 4096).stage1.staged);
+  CHECK_FALSE(search::default_config(shape, search::Arch::gfx942, 8).stage1.repacked);
 }

@@ -23,7 +23,9 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0",
                         "moetune_s2_bf16_bf16_t16x64x128_w8_kp1_nk16_wv0_st4_sab_ks2_dw0_reduce",
                         "moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_stg_gi_dw0",
-                        "moetune_s2_a8w4_fp8_t128x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_reduce"}) {
+                        "moetune_s2_a8w4_fp8_t128x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_reduce",
+                        "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0",
+                        "moetune_s2_a8w4_fp8_t8x64x128_w4_kp1_nk16_wv4_st2_sab_rp_ks1_dw0_atomic"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -56,12 +58,19 @@ TEST_CASE("kernel names parse back", "[search]") {
   KernelConfig named = st;
   named.staged = false;
   CHECK(named.name() == "moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_gi_dw0");
+  CHECK_FALSE(st.repacked);  // names from before the layout knob read the natural layout
+  auto const rp = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st2_sab_rp_ks1_dw0_atomic");
+  CHECK(rp.repacked);
+  CHECK(rp.swap_ab);
+  CHECK(rp.waves == 4);
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
   using Catch::Contains;
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_stg_stg_gi_dw0"),
                     Contains("token 11 'stg'") && Contains("the token once"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_rp_stg_gi_dw0"),
+                    Contains("token 11 'stg'") && Contains("before 'rp'"));
   CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
                     Contains("token 1 'aiter'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),

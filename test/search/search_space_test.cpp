@@ -174,6 +174,17 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("in pairs (ldmatrix.x4)"));
   k = g, k.block_m = 128, k.block_n = 128, k.block_k = 128, k.warps = 8, k.stages = 4;
   CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("shared memory"));
+  // Repacked MXFP4 weights: sm_90, MXFP4, read by the staged or the swapped main loop only.
+  k = g, k.repacked = true;
+  CHECK(!check_config(k, Arch::sm_90));
+  k.staged = false, k.swap_ab = true, k.block_m = 8, k.block_n = 8, k.block_k = 256, k.stages = 2;
+  CHECK(!check_config(k, Arch::sm_90));
+  CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("gfx942 reads the natural layout"));
+  k.swap_ab = false, k.block_m = 32, k.block_n = 64, k.stages = 2;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("swapped and the staged main loops only"));
+  k = g, k.repacked = true, k.staged = false, k.swap_ab = true, k.dtype = DtypePath::bf16, k.block_m = 8;
+  k.block_n = 8, k.block_k = 256, k.stages = 2;
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("bf16 weights have none"));
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
@@ -189,28 +200,33 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
     CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
-    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1>"));
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0>"));
   }
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0>>");
+    // Repacked weights: the last parameter, value 1.
+    auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
+    CHECK(rp.repacked);
+    CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1>>");
   }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   CHECK(render(c2, Arch::gfx950).kernel_names.front() == "moetune::moe_zero_y");

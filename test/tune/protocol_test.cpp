@@ -34,7 +34,7 @@ TEST_CASE("candidate pairs: stage-one variants pair with the baseline's stage tw
   REQUIRE(pairs.slots.size() == 4);
   REQUIRE(pairs.pairs.size() == 3);
   CHECK(pairs.pairs[0].stage2 == b.baseline.stage2);
-  CHECK(pairs.pairs[0].stage1.block_k == 128);
+  CHECK(pairs.pairs[0].stage1.block_k == 256);
   CHECK(pairs.slots[3].pruned.value() == "block_k must be a multiple of 32 and >= 128");
   CHECK_FALSE(pairs.slots[3].pair.has_value());
 }
