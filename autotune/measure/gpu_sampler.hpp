@@ -61,6 +61,9 @@ class GpuSampler final : public Sampler {
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
   [[nodiscard]] int repeats() const override { return m_opt.repeats; }
+  // The tokens of the current block's inputs (BlockSpec::M, else the bucket's M); 0 before
+  // the first block.
+  [[nodiscard]] std::int64_t block_tokens() const { return m_inputs ? m_inputs->tokens() : 0; }
   // Called with each arm's label as begin_block builds it (the worker reports it, so a fault
   // or hang while building is blamed on the right arm).
   void set_build_observer(std::function<void(const std::string&)> observer) {

@@ -131,7 +131,28 @@ TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms
       }
     }
     CHECK_THROWS(sampler.sample_us("no such arm", measure::TimedUnit::full));
+    CHECK(sampler.block_tokens() == 12);  // the bucket's M
   }
+
+  // The stage-times block runs at the row's token (BlockSpec::M), as AITER times a row: its
+  // inputs have 16 tokens and both stages time; the next block is back at the bucket's M.
+  measure::BlockSpec at_token;
+  at_token.phase = measure::Phase::stage_times;
+  at_token.seed = 300;
+  at_token.M = bucket.key.token;
+  at_token.arms = {measure::Arm("candidate", cand)};
+  at_token.units = {measure::TimedUnit::stage1, measure::TimedUnit::stage2};
+  sampler.begin_block(at_token);
+  CHECK(sampler.block_tokens() == 16);
+  double const s1 = sampler.sample_us("candidate", measure::TimedUnit::stage1);
+  double const s2 = sampler.sample_us("candidate", measure::TimedUnit::stage2);
+  CHECK((std::isfinite(s1) && s1 >= 0.0));
+  CHECK((std::isfinite(s2) && s2 > 0.0));
+  at_token.M.reset();
+  sampler.begin_block(at_token);
+  CHECK(sampler.block_tokens() == 12);
+  at_token.M = 0;
+  CHECK_THROWS(sampler.begin_block(at_token));
 }
 
 TEST_CASE("GpuSampler verify also checks under the run's routing at every bucket M",
