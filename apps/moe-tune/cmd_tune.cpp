@@ -112,10 +112,11 @@ void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
 // A measurement on the GPU in hand: defaults under results/<arch>/.
 tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
-             const tune::TunePlan& plan) {
+             const tune::TunePlan& plan, const tune::CompileStep& compile) {
   auto const stem = stem_of(input);
   std::filesystem::path const results = std::filesystem::path("results") / device.info().arch;
   tune::ProtocolRun run;
+  run.compile = compile;
   run.output = opt.output.empty() ? results / (stem + ".csv") : std::filesystem::path(opt.output);
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
@@ -161,7 +162,8 @@ std::filesystem::path replay_report_dir(const TuneOptions& opt) {
 
 // A replay: samples from the model, outputs next to the explicit -o, never under results/.
 tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
-            const std::filesystem::path& space_path, const tune::TunePlan& plan) {
+            const std::filesystem::path& space_path, const tune::TunePlan& plan,
+            const tune::CompileStep& compile) {
   auto const model_path = locate(opt.replay);
   auto loaded = measure::read_replay_model(model_path);
   auto model = std::move(loaded.model);
@@ -169,6 +171,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   // simulates, else 132 (the SM count of H100/H200 SXM, the sm_90 parts we tune for).
   std::int64_t const cu_num = loaded.cu_num.value_or(132);
   tune::ProtocolRun run;
+  run.compile = compile;
   run.output = opt.output;
   run.report_dir = replay_report_dir(opt);
   run.protocol.seed = opt.seed;
@@ -267,6 +270,8 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
   fmt::print("compiled: {} ok, {} failed, {} from cache, {:.1f} s\n",
              compiled.count(jit::CompileStatus::ok), failed, compiled.cache_hits(),
              compiled.elapsed_ms / 1000.0);
+  tune::CompileStep const compile_step{sources.size(), compiled.cache_hits(), failed,
+                                       compiled.elapsed_ms / 1000.0};
   for (auto const& o : compiled.outcomes) {
     if (o.status != jit::CompileStatus::ok) {
       fmt::print("  compile_error: {}\n{}\n", o.unit_name, o.log_head);
@@ -287,7 +292,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
 
   // 4. Replay, or measurement on a GPU of the planned arch.
   if (replaying) {
-    auto const totals = replay(opt, arch_name, arch, space_path, plan);
+    auto const totals = replay(opt, arch_name, arch, space_path, plan, compile_step);
     exit_code = run_exit_code(totals, failed);
     return;
   }
@@ -306,7 +311,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw Error(fmt::format("planned for {} but the GPU is {} ({}): timing needs the planned arch",
                             arch_name, device.info().name, device.info().arch));
   }
-  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan), failed);
+  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan, compile_step), failed);
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ class BucketRun {
     m_open.assign(m_res.pairs.size(), true);
 
     try {
+      PhaseTimer t(m_res.seconds.setup);
       m_sampler.begin_bucket(m_bucket);
     } catch (const std::exception& e) {
       // Neither a candidate's failure nor the baseline's (weights, a worker, memory): the
@@ -92,10 +93,25 @@ class BucketRun {
     }
     try {
       check_baseline();
-      std::vector<std::size_t> alive = prepare_and_verify();
-      std::vector<std::size_t> finalists = screen(alive);
-      std::optional<std::size_t> winner = select(finalists);
-      if (winner) confirm(*winner);
+      std::vector<std::size_t> alive;
+      {
+        PhaseTimer t(m_res.seconds.check);
+        alive = prepare_and_verify();
+      }
+      std::vector<std::size_t> finalists;
+      {
+        PhaseTimer t(m_res.seconds.screen);  // finalist verification is moved to `verify`
+        finalists = screen(alive);
+      }
+      std::optional<std::size_t> winner;
+      {
+        PhaseTimer t(m_res.seconds.select);
+        winner = select(finalists);
+      }
+      if (winner) {
+        PhaseTimer t(m_res.seconds.confirm);
+        confirm(*winner);
+      }
     } catch (const BaselineFailure& f) {
       close_all_open(measure::Outcome::baseline_failed,
                      fmt::format("not measured: the baseline {} failed ({}): {}",
@@ -132,9 +148,27 @@ class BucketRun {
     }
   }
 
+  // Adds the wall time of its scope to a PhaseSeconds field (also when an exception leaves it).
+  class PhaseTimer {
+   public:
+    explicit PhaseTimer(double& into) : m_into(into), m_start(std::chrono::steady_clock::now()) {}
+    ~PhaseTimer() { m_into += seconds_since(m_start); }
+    PhaseTimer(const PhaseTimer&) = delete;
+    PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+   private:
+    double& m_into;
+    std::chrono::steady_clock::time_point m_start;
+  };
+
   void check_baseline() {
-    auto const prep = m_sampler.prepare(m_res.baseline);
+    measure::Preparation prep;
+    {
+      PhaseTimer t(m_res.seconds.check);
+      prep = m_sampler.prepare(m_res.baseline);
+    }
     if (!prep.ok()) throw BaselineFailure{prep.status, prep.detail};
+    PhaseTimer t(m_res.seconds.verify);
     auto const v = m_sampler.verify(m_res.baseline, m_res.baseline);
     m_res.baseline_verification = v;
     if (!v.passed) throw BaselineFailure{v.failure, "verification: " + v.detail};
@@ -295,7 +329,11 @@ class BucketRun {
                           100 * score, 100 * m_opt.screen_margin, 100 * best));
         continue;
       }
+      auto const verify_start = std::chrono::steady_clock::now();
       auto v = m_sampler.verify(p.pair, m_res.baseline);
+      double const verify_s = seconds_since(verify_start);
+      m_res.seconds.verify += verify_s;
+      m_res.seconds.screen -= verify_s;  // screen's own timer covers this call too
       p.verification = v;
       if (!v.passed) {
         close(i, v.failure,

@@ -58,6 +58,16 @@ struct BaselineFailureRecord {
   std::string message;
 };
 
+// Where a bucket's wall time went (the summary's time split; #15): set-up (the sampler's
+// begin_bucket: weights, their repack, the reference), check (prepare and the one-run check of
+// every pipeline), screen (screening samples), verify (every gate of the baseline and of each
+// would-be finalist), select (selection rounds), confirm (confirmation and the row's stage
+// times). Compilation happens once per run before any bucket (the report's "compile").
+struct PhaseSeconds {
+  double setup = 0, check = 0, screen = 0, verify = 0, select = 0, confirm = 0;
+  [[nodiscard]] double total() const { return setup + check + screen + verify + select + confirm; }
+};
+
 struct BucketResult {
   io::FmoeKey key;
   std::int64_t line = 0;
@@ -80,6 +90,7 @@ struct BucketResult {
   std::string summary;  // one sentence: what happened to this bucket
   std::optional<BaselineFailureRecord> baseline_failure;  // set: nothing was tuned
   std::optional<std::string> setup_failure;  // set: the set-up error's text; not decided
+  PhaseSeconds seconds;
 
   [[nodiscard]] BucketStatus status() const;
 

@@ -16,6 +16,7 @@
 #include "autotune/tune/journaled_row.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/markdown_summary.hpp"
+#include "autotune/tune/time_split.hpp"
 #include "autotune/tune/withdrawn_rows.hpp"
 
 namespace moetune::tune {
@@ -87,6 +88,7 @@ void write_report(const ProtocolRun& run, const std::vector<JournalEntry>& entri
                        {"buckets_from_journal", resumed},
                        {"entries_without_row", changes.rejected_entries}};
   report["withdrawn_rows"] = to_json(changes.withdrawn);
+  report["compile"] = to_json(run.compile);
   write_file_atomically(run.report_dir / "report.json", report.dump(2) + "\n");
 }
 
@@ -103,6 +105,9 @@ void write_summary(const ProtocolRun& run, const std::vector<JournalEntry>& entr
   }
   text += failed_buckets_markdown(failed);
   text += withdrawn_rows_markdown(changes.withdrawn);
+  std::vector<nlohmann::json> reports;
+  for (auto const& e : entries) reports.push_back(e.report);
+  text += time_split_markdown(run.compile, reports);
   write_file_atomically(run.report_dir / "summary.md", text);
 }
 

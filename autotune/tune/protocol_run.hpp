@@ -28,7 +28,16 @@ struct JournalSettings {
   std::map<std::string, std::string> identity;
 };
 
+// The run's compile step, done once before any bucket (cmd_tune): it heads the time split.
+struct CompileStep {
+  std::size_t units = 0;       // distinct kernel units
+  std::size_t from_cache = 0;  // of those, taken from the code cache
+  std::size_t failed = 0;
+  double seconds = 0;
+};
+
 struct ProtocolRun {
+  std::optional<CompileStep> compile;  // absent when the caller compiled nothing
   std::filesystem::path output;      // tuned CSV: qualified rows only
   std::filesystem::path report_dir;  // report.json, summary.md, manifest_line<N>.json
   ProtocolOptions protocol;

@@ -75,6 +75,12 @@ summary=$report_dir/summary.md
 lines=$(grep -cE '^\| [0-9]+ \|' "$summary" 2>/dev/null)
 [[ ${lines:-0} -eq $buckets ]] || fail "summary.md has ${lines:-0} bucket lines, want $buckets"
 grep -q 'replayed samples (not a measurement)' "$summary" || fail "summary.md does not say it is replayed"
+# ... and where the time went: the compile step, then one line per bucket and a total.
+grep -q '^Compile (once, before any bucket): ' "$summary" || fail "summary.md has no compile line"
+split=$(grep -cE '^\| token [0-9]+ \(line [0-9]+\) \|( [0-9.]+ \|){7}$' "$summary" 2>/dev/null)
+[[ ${split:-0} -eq $buckets ]] || fail "summary.md's time split has ${split:-0} bucket lines, want $buckets"
+grep -q '"compile": {' "$report" && grep -q '"seconds": {' "$report" ||
+  fail "report.json lacks the compile step or a bucket's seconds"
 
 # Manifests: one file per bucket that reached confirmation, among them the qualified one.
 declared=$(grep -c '^      "manifest": {' "$report")

@@ -141,7 +141,7 @@ edited_resume() {  # NAME SED-SCRIPT WARNING-TEXT
 if [[ -n $line16 && -n $row16 ]]; then
   edited_resume verdict_edited '"qualified":true,"report"/"qualified":false,"report"' \
     "it carries a row but its verdict is not qualified"
-  edited_resume report_not_qualified '"qualified":true,"setup_failure"/"qualified":false,"setup_failure"' \
+  edited_resume report_not_qualified '"qualified":true,"seconds"/"qualified":false,"seconds"' \
     "its report's verdict is not qualified"
   edited_resume other_machine_row '\\nsm_90,132,16,/\\nsm_90,133,16,' \
     "is not this bucket's on this machine"

@@ -224,6 +224,13 @@ TEST_CASE("the JSON report holds every outcome, sample, gate input and the manif
   CHECK(b0["confirmation"][0]["control"]["passed"] == true);
   CHECK(b0["manifest"]["candidate"] == pipeline_name(make_bucket(8, 6, 2), 0));
   CHECK(b0["stage1_samples_us"].size() == 15);
+  // The bucket's time split, in seconds.
+  for (auto const* phase : {"setup", "check", "screen", "verify", "select", "confirm", "total"}) {
+    CAPTURE(phase);
+    REQUIRE(b0["seconds"].contains(phase));
+    CHECK(b0["seconds"][phase].get<double>() >= 0.0);
+  }
+  CHECK(b0["seconds"]["total"].get<double>() == Approx(buckets[0].seconds.total()));
   // us1/us2 were timed at the row's token (8), not at the bucket's M (6).
   CHECK(b0["stage_times_m"] == 8);
   CHECK(buckets[0].stage_times_M == 8);

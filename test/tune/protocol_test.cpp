@@ -88,6 +88,15 @@ TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", 
   REQUIRE(r.stage1_us.has_value());
   CHECK(*r.stage1_us == Approx(97.0 * 0.6).epsilon(0.01));
   CHECK(*r.stage2_us == Approx(97.0 * 0.35).epsilon(0.01));
+  // Where the time went: every phase measured, confirmation included (a qualified bucket).
+  CHECK(r.seconds.setup >= 0.0);
+  CHECK(r.seconds.check > 0.0);
+  CHECK(r.seconds.screen >= 0.0);
+  CHECK(r.seconds.verify > 0.0);
+  CHECK(r.seconds.select > 0.0);
+  CHECK(r.seconds.confirm > 0.0);
+  CHECK(r.seconds.total() == Approx(r.seconds.setup + r.seconds.check + r.seconds.screen +
+                                    r.seconds.verify + r.seconds.select + r.seconds.confirm));
   // ... timed at the row's token (8), where AITER times a row; every other block at M = 6.
   CHECK(r.stage_times_M == 8);
   CHECK(count_prefix(sampler.log(), "begin_block stage_times") == 1);
