@@ -246,7 +246,7 @@ class BucketRun {
   // Interleaved rounds over the baseline and `members`; the start rotates every round so no
   // arm always runs right after the same neighbour. Returns the baseline's samples.
   std::vector<double> rounds(measure::Phase phase, int index, const std::vector<std::size_t>& members,
-                             int count, std::vector<double> PairRecord::*store) {
+                             int count, std::vector<double> PairRecord::*store, bool race = false) {
     measure::BlockSpec spec;
     spec.phase = phase;
     spec.index = index;
@@ -270,7 +270,18 @@ class BucketRun {
         }
         auto const i = arm_pair.at(label);
         if (!is_open(i)) continue;  // faulted earlier in this block
+        if (m_res.pairs[i].screen_stopped) continue;  // raced out (below)
         if (auto t = sample_candidate(label, i)) (m_res.pairs[i].*store).push_back(*t);
+      }
+      if (race && r + 1 >= m_opt.screen_race_after && r + 1 < count) {
+        // Racing: stop sampling a candidate whose fastest sample so far is clearly slower
+        // than this block's baseline (screen() gives it its outcome).
+        double const bar = stats::exact_median(base) * (1 + m_opt.screen_race_margin);
+        for (auto const& [label, i] : arm_pair) {
+          auto& p = m_res.pairs[i];
+          if (!is_open(i) || p.screen_stopped || (p.*store).empty()) continue;
+          if (*std::min_element((p.*store).begin(), (p.*store).end()) > bar) p.screen_stopped = true;
+        }
       }
     }
     return base;
@@ -281,12 +292,13 @@ class BucketRun {
     auto const start = std::chrono::steady_clock::now();
     int const per_block = std::max(1, m_opt.screen_block_size);
     int block = 0;
+    std::size_t stopped = 0;
     for (std::size_t first = 0; first < alive.size(); first += per_block, ++block) {
       std::vector<std::size_t> members(
           alive.begin() + static_cast<std::ptrdiff_t>(first),
           alive.begin() + static_cast<std::ptrdiff_t>(std::min(alive.size(), first + per_block)));
       auto const base = rounds(measure::Phase::screen, block, members, m_opt.screen_samples,
-                               &PairRecord::screen_us);
+                               &PairRecord::screen_us, m_opt.screen_race_margin > 0);
       m_res.baseline_screen_us.insert(m_res.baseline_screen_us.end(), base.begin(), base.end());
       // Scores relative to the baseline of the same block: screening blocks differ in
       // placement, a ratio within a block does not carry that difference.
@@ -295,6 +307,15 @@ class BucketRun {
         auto& p = m_res.pairs[i];
         if (is_open(i) && !p.screen_us.empty()) {
           p.screen_score = stats::exact_median(p.screen_us) / base_median;
+        }
+        if (is_open(i) && p.screen_stopped) {
+          ++stopped;
+          double const fastest = *std::min_element(p.screen_us.begin(), p.screen_us.end());
+          close(i, measure::Outcome::slower,
+                fmt::format("screen: stopped after {} of {} samples: its fastest was {:.2f}% of "
+                            "the baseline's time in its block, more than {:.1f}% slower",
+                            p.screen_us.size(), m_opt.screen_samples, 100 * fastest / base_median,
+                            100 * m_opt.screen_race_margin));
         }
       }
     }
@@ -344,8 +365,10 @@ class BucketRun {
       best = std::min(best, score);
       finalists.push_back(i);
     }
-    log(fmt::format("token {}: screened {} pipelines, {} verified finalists ({:.1f} s)",
-                    m_res.key.token, ranked.size(), finalists.size(), seconds_since(start)));
+    log(fmt::format("token {}: screened {} pipelines ({} stopped early), {} verified finalists "
+                    "({:.1f} s)",
+                    m_res.key.token, ranked.size() + stopped, stopped, finalists.size(),
+                    seconds_since(start)));
     return finalists;
   }
 
@@ -532,6 +555,12 @@ class BucketRun {
 
 BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                          const ProtocolOptions& options, const TuneHooks& hooks) {
+  if (options.screen_race_margin != 0 &&
+      (options.screen_race_margin < options.screen_margin || options.screen_race_after < 1)) {
+    throw std::invalid_argument(
+        "tune_bucket: racing needs screen_race_margin >= screen_margin and screen_race_after >= 1 "
+        "(or screen_race_margin 0: no racing)");
+  }
   if (options.confirm_blocks < 1 || options.pairs_per_block < 1 || options.screen_samples < 1 ||
       options.select_rounds < 1 || options.finalists < 1 || options.stage_time_samples < 1 ||
       options.control_remeasures < 0) {

@@ -45,6 +45,7 @@ struct PairRecord {
   std::optional<measure::Verification> verification;
   std::vector<double> screen_us;                  // full-MoE samples
   std::optional<double> screen_score;             // median / baseline median in its block
+  bool screen_stopped = false;  // raced out: its screen_us stop after screen_race_after
   std::vector<double> select_us;
   std::optional<double> select_median_us;
 };

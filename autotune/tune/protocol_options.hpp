@@ -26,6 +26,14 @@ struct ProtocolOptions {
   // than the margin; keep the fastest `finalists`.
   int screen_samples = 5;
   double screen_margin = 0.05;
+  // Racing (#15): after `screen_race_after` rounds of a screening block, a candidate whose
+  // fastest sample so far is more than `screen_race_margin` slower than the block's baseline
+  // median is sampled no more (outcome slower, reason "screen: stopped after N of M
+  // samples"). The margin must be at least screen_margin, so a stopped candidate could not
+  // have been a finalist unless every one of its first samples was an outlier that high;
+  // 0 = every candidate gets every sample (the exhaustive screen).
+  double screen_race_margin = 0.10;
+  int screen_race_after = 2;
   int screen_block_size = 16;  // candidates per screening block: bounds device memory
   int finalists = 3;
   // Select: finalists and the baseline interleaved in rounds, on their own block.

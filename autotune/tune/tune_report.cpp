@@ -84,6 +84,8 @@ nlohmann::json to_json(const ConfirmAttempt& a) {
 nlohmann::json to_json(const ProtocolOptions& o) {
   return {{"screen_samples", o.screen_samples},
           {"screen_margin", o.screen_margin},
+          {"screen_race_margin", o.screen_race_margin},
+          {"screen_race_after", o.screen_race_after},
           {"screen_block_size", o.screen_block_size},
           {"finalists", o.finalists},
           {"select_rounds", o.select_rounds},
@@ -121,6 +123,7 @@ nlohmann::json to_json(const BucketResult& b) {
                                                          : nlohmann::json()},
                          {"screen_us", p.screen_us},
                          {"screen_score", opt_json(p.screen_score)},
+                         {"screen_stopped", p.screen_stopped},
                          {"select_us", p.select_us},
                          {"select_median_us", opt_json(p.select_median_us)}});
   }

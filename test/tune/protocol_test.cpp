@@ -108,6 +108,39 @@ TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", 
   }
 }
 
+TEST_CASE("racing: a clearly slower candidate stops after two screen samples, decisions unchanged",
+          "[tune]") {
+  auto const b = make_bucket(8, 6, 3);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;   // 3 % faster: every sample
+  model.mean_us[pipeline_name(b, 1)] = 130.0;  // 30 % slower: stopped after 2
+  model.mean_us[pipeline_name(b, 2)] = 101.0;  // 1 % slower: within the race margin
+  ProtocolOptions opt;
+  ReplaySampler raced_sampler(model);
+  auto const raced = tune_bucket(b, raced_sampler, opt);
+  auto const& slow = record(raced, pipeline_name(b, 1));
+  CHECK(slow.screen_stopped);
+  CHECK(slow.screen_us.size() == 2);
+  CHECK(slow.outcome == Outcome::slower);
+  CHECK_THAT(slow.reason, Catch::Contains("stopped after 2 of 5 samples"));
+  CHECK(record(raced, pipeline_name(b, 0)).screen_us.size() == 5);
+  CHECK(record(raced, pipeline_name(b, 2)).screen_us.size() == 5);
+  // The exhaustive screen (margin 0) decides the same: same winner, same outcomes.
+  opt.screen_race_margin = 0;
+  ReplaySampler full_sampler(model);
+  auto const full = tune_bucket(b, full_sampler, opt);
+  CHECK(record(full, pipeline_name(b, 1)).screen_us.size() == 5);
+  CHECK_FALSE(record(full, pipeline_name(b, 1)).screen_stopped);
+  REQUIRE(raced.qualified);
+  REQUIRE(full.qualified);
+  CHECK(raced.pairs[*raced.winner].pair == full.pairs[*full.winner].pair);
+  for (std::size_t i = 0; i < raced.pairs.size(); ++i) CHECK(raced.pairs[i].outcome == full.pairs[i].outcome);
+  // A race margin under the screen margin could stop a would-be finalist: refused.
+  opt.screen_race_margin = 0.02;
+  ReplaySampler s3(model);
+  CHECK_THROWS_AS(tune_bucket(b, s3, opt), std::invalid_argument);
+}
+
 TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {
   auto const b = make_bucket(8, 6, 1);
   auto model = quiet_model();
