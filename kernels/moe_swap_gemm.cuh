@@ -299,8 +299,11 @@ MOETUNE_DEV void issue_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ring
 
 // The same for a tile wholly inside the CTA's K range (every tile but a ragged last one): no
 // range test and no select per copy, only the chunk's offset added to precomputed sources.
-// On the H200 the general form above cost ~120 instructions per k-tile and lane (a seventh
-// of the swapped stage one's instructions, Nsight Compute source counters, session 6).
+// The general form above cost ~120 instructions per k-tile and lane, 14 % of the swapped
+// stage one's instructions at backbone M = 512 (Nsight Compute source counters,
+// results/sm_90/2026-12-01-h200-s5/probes/p5); this path bought only ~1 % (stage one at
+// M = 64 390.7 -> 388.2 us, results/sm_90/2026-12-01-h200-s6/probes/p2): the kernel is not
+// copy-bound, the decode and the occupancy are what count.
 template <class Cfg>
 MOETUNE_DEV void issue_full_swapped_tile(const GemmArgs& g, const SwapRing<Cfg>& ring, int stage,
                                          const SwapSources<Cfg>& src, int k0) {
