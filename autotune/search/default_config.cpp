@@ -24,6 +24,18 @@ void both_stages(DefaultConfigs& d, int block_m, bool swapped, bool staged) {
 // block_k, a width the tile does not fit) step down to the nearest valid tile, in a fixed
 // order, so that the baseline exists for every shape the tool accepts: shorter block_k first,
 // then narrower block_n, then the FMA fallback with its smallest tile.
+// The repacked MXFP4 layout with an occupancy hint, for one stage of an sm_90 default: taken
+// where the rules accept it (the LDS must allow `waves` CTAs per SM), else the stage stays as
+// it was. Returns whether it was taken.
+bool prefer_repacked(KernelConfig& c, int waves, Arch arch, const moe::MoeShape& shape) {
+  KernelConfig trial = c;
+  trial.repacked = true;
+  trial.waves = waves;
+  if (check_config(trial, arch, shape)) return false;
+  c = trial;
+  return true;
+}
+
 void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
   if (!check_config(c, arch, shape)) return;
   if (c.ksplit > 1) {  // a reduction too short to split: no split-K before anything else
@@ -109,13 +121,10 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
       // halved to 128 K in a ring of 4, where 256 K spilled 8 bytes) to 128.3 / 585.0 us;
       // draft M = 64 283.1 -> 274.7 -> 262.4 us; A8W4 backbone M = 64 1684 -> 1651 us. Only
       // where the LDS allows 4 CTAs; otherwise the stage keeps waves 0 and the natural layout.
-      if (shape.dtype == DtypePath::a16w4) d.stage1.block_k = 128, d.stage1.stages = 4;
-      for (KernelConfig* s : {&d.stage1, &d.stage2}) {
-        s->waves = 4;
-        s->repacked = true;
-        if (check_config(*s, arch, shape)) s->waves = 0, s->repacked = false;
-      }
-      if (d.stage1.block_k == 128 && !d.stage1.repacked) d.stage1.block_k = 256, d.stage1.stages = 2;
+      KernelConfig s1 = d.stage1;
+      if (shape.dtype == DtypePath::a16w4) s1.block_k = 128, s1.stages = 4;
+      if (prefer_repacked(s1, 4, arch, shape)) d.stage1 = s1;
+      (void)prefer_repacked(d.stage2, 4, arch, shape);
     }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
@@ -147,11 +156,8 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     // Measured on the H200 (results/sm_90/2026-12-01-h200-s6/probes/p3, p4): backbone M = 512
     // 1658 -> 1526 us, M = 4096 3899 -> 3687; draft M = 512 594 -> 563, M = 4096 1847 -> 1733;
     // EP M = 512 2043 -> 1881; A8W4 backbone M = 512 2810 -> 2607.
-    for (KernelConfig* s : {&d.stage1, &d.stage2}) {
-      s->repacked = true;
-      if (s->warps == 8) s->waves = 2;
-      if (check_config(*s, arch, shape)) s->repacked = false, s->waves = 0;
-    }
+    for (KernelConfig* s : {&d.stage1, &d.stage2})
+      (void)prefer_repacked(*s, s->warps == 8 ? 2 : s->waves, arch, shape);
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the staged kernels do not fit: as below
     d.stage1.stage = 1;
