@@ -38,9 +38,14 @@ struct MoeConfig {
   // streamed into registers (moe_gemm.cuh); 1 = swapped operands, weights on the MMA's M side
   // and tokens on its N side (moe_swap_gemm.cuh: the few-tokens-per-expert kernels); 2 = staged:
   // both operands through a cp.async ring in LDS, the weights decoded once per CTA into a bf16
-  // LDS tile and both read with ldmatrix (moe_staged_gemm.cuh: many tokens per expert).
+  // LDS tile and both read with ldmatrix (moe_staged_gemm.cuh: many tokens per expert); 3 = the
+  // staged ring with fragment decode: each warp decodes the repacked weights of its own MMA
+  // fragments from the raw ring into registers (no decoded LDS tile, no ldmatrix for them:
+  // half the LDS traffic and no double-buffered tile), the activations read in the K order
+  // the decoded words come out in (moe_staged_gemm.cuh, staged_fd_gemm_tile).
   static constexpr bool swap_ab = Mainloop_ == 1;
-  static constexpr bool staged = Mainloop_ == 2;
+  static constexpr bool staged = Mainloop_ == 2 || Mainloop_ == 3;
+  static constexpr bool staged_fd = Mainloop_ == 3;
   // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
   // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh).
   static constexpr bool w_repacked = WLayout_ == 1;
@@ -94,7 +99,9 @@ struct MoeConfig {
   static constexpr int st_stage_bytes =
       (block_m * st_a_row + (a_fp8 ? st_a_pieces * 4 : 0) + st_w_pieces * 16 + st_w_pieces * 4 + 255) / 256 * 256;
   // Decoded tiles are double-buffered: tile kt+1 is decoded while tile kt is multiplied.
-  static constexpr int st_bytes = stages * st_stage_bytes + 2 * nv * block_k * 2 + (a_fp8 ? 2 * block_m * block_k * 2 : 0);
+  // Fragment decode has none: the ring alone.
+  static constexpr int st_bytes =
+      stages * st_stage_bytes + (staged_fd ? 0 : 2 * nv * block_k * 2 + (a_fp8 ? 2 * block_m * block_k * 2 : 0));
 
   // A tile in LDS: bf16 rows padded by 16 B (bank spread), or fp8 rows + scale bytes.
   static constexpr int a_row_bytes = a_raw_fp8 ? block_k + 16 : 2 * block_k + 16;
@@ -118,7 +125,8 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(Mainloop_ >= 0 && Mainloop_ <= 2, "main loop 0 (registers), 1 (swapped) or 2 (staged)");
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 3,
+                "main loop 0 (registers), 1 (swapped), 2 (staged) or 3 (staged, fragment decode)");
   static_assert(swap_ab ? (stages >= 2 && stages <= 8) : staged ? (stages >= 3 && stages <= 5) : (stages >= 1 && stages <= 3),
                 "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5)");
   static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
@@ -145,7 +153,9 @@ struct MoeConfig {
   static_assert(!staged || (path == path_sm80 && kpack == 1 && !w_bf16),
                 "staged: mma.sync with ldmatrix, kpack 1, MXFP4 weights");
   static_assert(!staged || (block_k % 64 == 0), "staged: block_k a multiple of 64 (128-byte swizzled rows)");
-  static_assert(!staged || (nt % 2 == 0), "staged: an even number of 8-row weight fragments per warp (ldmatrix.x4)");
+  static_assert(!staged || staged_fd || (nt % 2 == 0), "staged: an even number of 8-row weight fragments per warp (ldmatrix.x4)");
+  static_assert(!staged_fd || (dtype == dtype_a16w4 && w_repacked && warps_m == 1 && block_k <= 256),
+                "fragment decode: a16w4, repacked weights, one warp row (block_m <= 64), block_k <= 256");
   static_assert(!w_repacked || (!w_bf16 && (swap_ab || staged)),
                 "repacked weights: MXFP4, in the swapped or the staged main loop");
 };

@@ -66,6 +66,21 @@ MOETUNE_DEV void decode_mxfp4_natural(const u32x4& raw, u32 scale_byte, u32 (&ou
     for (int b = 0; b < 4; ++b) out[4 * i + b] = e2m1x2_to_bf16x2((w4[i] >> (8 * b)) & 0xffu, s);
 }
 
+// Fragment decode (Cfg::staged_fd): the A tile's 16-byte chunks are swizzled by row parity
+// instead (a lane reads row r's chunk 4p + t, 8 lanes of a 128-bit phase hold rows r, r+1 and
+// t = 0..3: the parity swizzle puts the two rows in different halves of the 32 banks), and a
+// weight row's 32-K pieces by a row-dependent XOR so the 8 rows of a fragment, read one word
+// per lane, fall in 8 different bank groups.
+template <class Cfg>
+MOETUNE_DEV int staged_fd_a_offset(int row, int chunk) {
+  return row * (2 * Cfg::block_k) + ((chunk ^ ((row & 1) << 2)) << 4);
+}
+template <class Cfg>
+MOETUNE_DEV int staged_fd_piece_swizzle(int row) {
+  constexpr int wpr = Cfg::block_k / 32;  // 2, 4 or 8 pieces per row and k-tile
+  return (row * wpr / 8) % wpr;
+}
+
 // Where a thread's copies come from and where they land, resolved once per CTA: the thread
 // copies A pieces tid, tid + threads, ... and weight pieces likewise, the same ones in every
 // k-tile, and decodes the weight (and a8w4 activation) pieces it copied itself.
@@ -91,6 +106,7 @@ struct StagedSources {
   int a_dec[a_per_thread];     // a8w4: decoded-tile offset of the piece's first chunk
   int w_k[w_per_thread];       // as a_k
   int w_dec[w_per_thread];     // decoded-tile offset of the piece's first chunk
+  int w_dst[w_per_thread];     // ring offset of the piece (fragment decode: swizzled)
 
   MOETUNE_DEV StagedSources(const GemmArgs& g, int tid) {
     u64 const a_row = Cfg::a_fp8 ? 1ull * g.K : 2ull * g.K;
@@ -104,7 +120,9 @@ struct StagedSources {
       a[i] = src >= 0 ? g.a + static_cast<u64>(src) * a_row + (Cfg::a_fp8 ? kp : 2 * kp) : g.a;
       as[i] = src >= 0 && Cfg::a_fp8 ? g.a_scales + static_cast<u64>(src) * (g.K / 32) + kp / 32 : g.a_scales;
       a_k[i] = src >= 0 ? kp : 0x3fffffff;
-      a_dst[i] = Cfg::a_fp8 ? r * Cfg::st_a_row + p * 16 : staged_swizzle<Cfg>(r, p);
+      a_dst[i] = Cfg::a_fp8       ? r * Cfg::st_a_row + p * 16
+                 : Cfg::staged_fd ? staged_fd_a_offset<Cfg>(r, p)
+                                  : staged_swizzle<Cfg>(r, p);
       a_dec[i] = staged_swizzle<Cfg>(r, 2 * p);
     }
 #pragma unroll
@@ -117,6 +135,7 @@ struct StagedSources {
       ws[i] = row >= 0 ? g.w_scales + static_cast<u64>(row) * (g.K / 32) + p : g.w_scales;
       w_k[i] = row >= 0 ? p * 32 : 0x3fffffff;
       w_dec[i] = staged_swizzle<Cfg>(v, 4 * p);
+      w_dst[i] = Cfg::staged_fd ? (v * w_pieces_row + (p ^ staged_fd_piece_swizzle<Cfg>(v))) * 16 : idx * 16;
     }
   }
 };
@@ -155,13 +174,13 @@ MOETUNE_DEV void issue_staged_tile(const GemmArgs& g, const StagedTiles<Cfg>& t,
     if constexpr (Cfg::a_fp8)
       copy_async<4>(t.a_scale_words(s) + (tid + i * Cfg::threads) * 4, ok ? word_of(src.as[i] + k0 / 32) : g.a_scales, ok);
   }
-  u8* const raw = t.w_raw_tile(s) + tid * 16;
+  u8* const raw = t.w_raw_tile(s);
   u8* const words = t.w_scale_words(s) + tid * 4;
 #pragma unroll
   for (int i = 0; i < S::w_per_thread; ++i) {
     if (S::w_ragged && tid + i * Cfg::threads >= Cfg::st_w_pieces) break;
     bool const ok = src.w_k[i] < room;
-    copy_async<16>(raw + i * Cfg::threads * 16, ok ? src.w[i] + k0 / 2 : g.w, ok);
+    copy_async<16>(raw + (Cfg::staged_fd ? src.w_dst[i] : (tid + i * Cfg::threads) * 16), ok ? src.w[i] + k0 / 2 : g.w, ok);
     copy_async<4>(words + i * Cfg::threads * 4, ok ? word_of(src.ws[i] + k0 / 32) : g.w_scales, ok);
   }
 }
@@ -248,6 +267,21 @@ MOETUNE_DEV void staged_step(const StagedTiles<Cfg>& t, const u8* a, const u8* w
   }
 }
 
+// The accumulators both staged main loops start from, and their k-tile count.
+template <class Cfg>
+MOETUNE_DEV void staged_zero(float (&acc)[Cfg::mt][Cfg::nt][4]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::mt; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::nt; ++j)
+#pragma unroll
+      for (int a = 0; a < 4; ++a) acc[i][j][a] = 0.0f;
+}
+template <class Cfg>
+MOETUNE_DEV int staged_k_tiles(const GemmArgs& g) {
+  return (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
+}
+
 template <class Cfg>
 MOETUNE_DEV void staged_gemm_tile(const GemmArgs& g, u8* smem) {
   using S = StagedSources<Cfg>;
@@ -258,16 +292,10 @@ MOETUNE_DEV void staged_gemm_tile(const GemmArgs& g, u8* smem) {
   int const warp_n = warp % Cfg::warps_n;
 
   float acc[Cfg::mt][Cfg::nt][4];
-#pragma unroll
-  for (int i = 0; i < Cfg::mt; ++i)
-#pragma unroll
-    for (int j = 0; j < Cfg::nt; ++j)
-#pragma unroll
-      for (int a = 0; a < 4; ++a) acc[i][j][a] = 0.0f;
-
+  staged_zero<Cfg>(acc);
   StagedTiles<Cfg> const t{smem};
   StagedSources<Cfg> const src(g, tid);
-  int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
+  int const tiles = staged_k_tiles<Cfg>(g);
   // ldmatrix.x4 lanes: A matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); B matrices
   // (k 0-7 | 8-15) x (weight rows 0-7 | 8-15).
   int const a_lane = staged_swizzle<Cfg>(warp_m * Cfg::warp_rows + (lane & 15), lane >> 4);
@@ -312,5 +340,154 @@ MOETUNE_DEV void staged_gemm_tile(const GemmArgs& g, u8* smem) {
 
   store_accumulators<Cfg, path_sm80>(smem, acc, lane, warp_m, warp_n);
 }
+
+// ---- Fragment decode (Cfg::staged_fd) ---------------------------------------------------------
+// With one warp row (block_m <= 64) every weight row is multiplied by exactly one warp, so the
+// decoded LDS tile buys no sharing: it only costs LDS traffic (cp.async in, raw read, 64 bytes
+// of bf16 written and read back by ldmatrix per 32 elements), which Nsight Compute put at ~80 %
+// of the L1/LDS pipe at backbone M = 512 (results/sm_90/2026-12-01-h200-s7/probes/p1), and a
+// double-buffered 32 KB tile that held the CTA to 3 per SM. Here lane (g, t) of a warp reads,
+// per 32-K piece of weight row g of each of its 8-row fragments, the one repacked word t: its
+// four natural pairs (elements 8t .. 8t+7) are the lane's B registers for the piece's two k16
+// steps. The MMA sums over K in any order as long as A and B agree, so the lane's A registers
+// are the same K positions of its rows: one 16-byte LDS read (chunk 4p + t) per row and piece.
+// The scales become bf16x2 factors once per k-tile, in place, by the thread that copied them;
+// a scale outside the fast path's range (2..128) marks the k-tile, found at the k-tile's one
+// barrier (bar.red.or), and only such tiles test each lane's factor for the exact path.
+
+// Tile kt's scale words copied by this thread -> bf16x2 factors 2^(s-1) in place (zero-filled
+// pieces decode to zeros with any factor); the raw scale byte is kept where the exact path is
+// needed. Returns whether this thread saw such a scale.
+#if defined(MOETUNE_SM80_PLUS)
+template <class Cfg>
+MOETUNE_DEV bool staged_fd_factors(const GemmArgs& g, const StagedTiles<Cfg>& t, int s,
+                                   const StagedSources<Cfg>& src, int tid, int k0) {
+  using S = StagedSources<Cfg>;
+  int const room = g.k_end - k0;
+  bool exact = false;
+#pragma unroll
+  for (int i = 0; i < S::w_per_thread; ++i) {
+    if (S::w_ragged && tid + i * Cfg::threads >= Cfg::st_w_pieces) break;
+    u32* const slot = reinterpret_cast<u32*>(t.w_scale_words(s) + (tid + i * Cfg::threads) * 4);
+    u32 const sb = byte_of(*slot, src.ws[i] + k0 / 32);
+    bool const fast = sb >= 2u && sb <= 128u;
+    bool const filled = src.w_k[i] < room;
+    exact |= filled && !fast;
+    *slot = fast || !filled ? e2m1_pair_factor(fast ? sb : 127u) : sb;
+  }
+  return exact;
+}
+
+// One repacked word -> the lane's four bf16x2 B registers. `f` is a factor (> 0xff) or, in a
+// tile marked exact, possibly the raw scale byte. The test is compiled only into the exact
+// tiles' copy of the k-tile: a branch per word splits the k-tile into basic blocks and keeps
+// the compiler from overlapping one fragment's LDS reads with another's decode.
+template <bool ExactTile>
+MOETUNE_DEV void staged_fd_decode_word(u32 w, u32 f, u32 (&b)[4]) {
+  if (!ExactTile || f > 0xffu) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) b[q] = mul_bf16x2(e2m1x2_repacked_pattern(w, q), f);
+  } else {
+    float const s = e8m0_to_f32(f);
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      b[q] = e2m1x2_to_bf16x2(e2m1_repacked_code(w, 2 * q) | (e2m1_repacked_code(w, 2 * q + 1) << 4), s);
+  }
+}
+
+// One k-tile from ring stage s: per 32-K piece, decode the lane's words of every fragment, read
+// the matching A chunks, two k16 steps of MMAs.
+template <class Cfg, bool ExactTile>
+MOETUNE_DEV void staged_fd_step(const StagedTiles<Cfg>& t, int s, const int (&a_off)[Cfg::mt],
+                                int a_swz, const int (&w_off)[Cfg::nt], const int (&f_off)[Cfg::nt], int w_swz,
+                                int lane_t, float (&acc)[Cfg::mt][Cfg::nt][4]) {
+  constexpr int wpr = Cfg::block_k / 32;
+  constexpr int rb = 2 * Cfg::block_k;
+  const u8* const a = t.a_ring_tile(s);
+  const u8* const raw = t.w_raw_tile(s);
+  const u8* const fac = t.w_scale_words(s);
+#pragma unroll
+  for (int p = 0; p < wpr; ++p) {
+    u32 b[Cfg::nt][4];
+#pragma unroll
+    for (int j = 0; j < Cfg::nt; ++j) {
+      u32 const w = *reinterpret_cast<const u32*>(raw + w_off[j] + ((p ^ w_swz) << 4));
+      u32 const f = *reinterpret_cast<const u32*>(fac + f_off[j] + 4 * p);
+      staged_fd_decode_word<ExactTile>(w, f, b[j]);
+    }
+    int const chunk = ((4 * p + lane_t) ^ a_swz) << 4;
+#pragma unroll
+    for (int i = 0; i < Cfg::mt; ++i) {
+      u32x4 const lo = *reinterpret_cast<const u32x4*>(a + a_off[i] + chunk);           // row g
+      u32x4 const hi = *reinterpret_cast<const u32x4*>(a + a_off[i] + 8 * rb + chunk);  // row g + 8
+#pragma unroll
+      for (int j = 0; j < Cfg::nt; ++j) {
+        mma_m16n8k16_bf16(acc[i][j], lo.x, hi.x, lo.y, hi.y, b[j][0], b[j][1]);
+        mma_m16n8k16_bf16(acc[i][j], lo.z, hi.z, lo.w, hi.w, b[j][2], b[j][3]);
+      }
+    }
+  }
+}
+
+template <class Cfg>
+MOETUNE_DEV void staged_fd_gemm_tile(const GemmArgs& g, u8* smem) {
+  constexpr int wpr = Cfg::block_k / 32;
+  constexpr int rb = 2 * Cfg::block_k;
+  int const tid = static_cast<int>(thread_x());
+  int const lane = static_cast<int>(lane_id());
+  int const warp = tid / warp_size;  // one warp row: the warp index is its column
+  int const lane_g = lane >> 2, lane_t = lane & 3;
+
+  float acc[Cfg::mt][Cfg::nt][4];
+  staged_zero<Cfg>(acc);
+  StagedTiles<Cfg> const t{smem};
+  StagedSources<Cfg> const src(g, tid);
+  int const tiles = staged_k_tiles<Cfg>(g);
+  // This lane's A rows (i * 16 + g, and + 8: same parity, same swizzle) and weight rows
+  // (fragment j: (warp * nt + j) * 8 + g; the piece swizzle depends on g alone).
+  int a_off[Cfg::mt];
+#pragma unroll
+  for (int i = 0; i < Cfg::mt; ++i) a_off[i] = (i * 16 + lane_g) * rb;
+  int const a_swz = (lane_g & 1) << 2;
+  int w_off[Cfg::nt], f_off[Cfg::nt];
+#pragma unroll
+  for (int j = 0; j < Cfg::nt; ++j) {
+    int const v = (warp * Cfg::nt + j) * 8 + lane_g;
+    w_off[j] = v * wpr * 16 + 4 * lane_t;
+    f_off[j] = v * wpr * 4;
+  }
+  int const w_swz = staged_fd_piece_swizzle<Cfg>(lane_g);
+
+  // Prologue: stages-1 tiles in flight, one commit group per slot, empty or not.
+#pragma unroll
+  for (int s = 0; s < Cfg::stages - 1; ++s) {
+    if (s < tiles) issue_staged_tile<Cfg>(g, t, s, src, tid, g.k_begin + s * Cfg::block_k);
+    copy_commit();
+  }
+  for (int kt = 0; kt < tiles; ++kt) {
+    // Tile kt has landed (this thread's copies); its factors are made here; after the barrier
+    // the whole tile is visible and every reader of tile kt-1's slot is done, so it is refilled.
+    copy_wait<Cfg::stages - 2>();
+    int const s = kt % Cfg::stages;
+    bool const exact_tile = barrier_any(staged_fd_factors<Cfg>(g, t, s, src, tid, g.k_begin + kt * Cfg::block_k));
+    int const ahead = kt + Cfg::stages - 1;
+    if (ahead < tiles) issue_staged_tile<Cfg>(g, t, ahead % Cfg::stages, src, tid, g.k_begin + ahead * Cfg::block_k);
+    copy_commit();
+    if (exact_tile) staged_fd_step<Cfg, true>(t, s, a_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
+    else staged_fd_step<Cfg, false>(t, s, a_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
+  }
+  copy_wait<0>();
+
+  store_accumulators<Cfg, path_sm80>(smem, acc, lane, 0, warp);
+}
+
+#else
+// Other targets: the rules (fragment_decode_rules) never select this loop there; the stub
+// keeps the dispatch in moe_stage1/2.cuh compiling.
+template <class Cfg>
+MOETUNE_DEV void staged_fd_gemm_tile(const GemmArgs&, u8*) {
+  static_assert(Cfg::stage == 0, "fragment decode is an sm_90 main loop");
+}
+#endif  // MOETUNE_SM80_PLUS
 
 }  // namespace moetune

@@ -122,6 +122,19 @@ MOETUNE_DEV void barrier() {
 #endif
 }
 
+// barrier() that also returns whether any thread of the CTA passed `p` true (bar.red.or), so a
+// CTA-wide decision costs no second barrier. CUDA only: the one caller (the staged main loop's
+// fragment decode) is an sm_90 kernel; the template keeps other targets compiling until used.
+template <int Unused = 0>
+MOETUNE_DEV bool barrier_any(bool p) {
+#if defined(MOETUNE_CUDA)
+  return __syncthreads_or(p ? 1 : 0) != 0;
+#else
+  static_assert(Unused != 0, "barrier_any is CUDA-only (sm_90 staged main loop)");
+  return p;
+#endif
+}
+
 // Orders shared-memory accesses among the lanes of one warp/wavefront (all lanes take part).
 MOETUNE_DEV void warp_sync() {
 #if defined(MOETUNE_CUDA)

@@ -58,6 +58,7 @@ struct TuneOptions : MeasurementOptions {
   std::string journal;   // default <report dir>/journal.jsonl
   IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
   std::string calibration;     // `moe-tune calibrate --json` output whose rate the report states
+  bool exhaustive_screen = false;  // no racing: every candidate gets all its screen samples
 };
 
 std::string stem_of(const std::filesystem::path& list) {
@@ -121,6 +122,7 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   run.protocol.seed = opt.seed;
+  if (opt.exhaustive_screen) run.protocol.screen_race_margin = 0;
   state_calibration(opt, plan, {device.info().arch, device.info().name, opt.routing, opt.hot, false},
                     run.protocol);
   run.provenance = common_provenance(compiler, space_path);
@@ -175,6 +177,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   run.output = opt.output;
   run.report_dir = replay_report_dir(opt);
   run.protocol.seed = opt.seed;
+  if (opt.exhaustive_screen) run.protocol.screen_race_margin = 0;
   state_calibration(opt, plan, {arch_name, "", opt.routing, opt.hot, true}, run.protocol);
   // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
   // still goes into the provenance, as the compile step above used it.
@@ -354,6 +357,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                 "kernels, decision code, list, gate, protocol) is refused");
   cmd->add_option("--journal", opt->journal,
                   "Journal of decided buckets (default <report dir>/journal.jsonl)");
+  cmd->add_flag("--exhaustive-screen", opt->exhaustive_screen,
+                "Screen without racing: every candidate gets all its screen samples (slower; to "
+                "check that racing decides alike, docs/tuning.md)");
   add_isolation_options(*cmd, opt->isolation);
   opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });

@@ -85,7 +85,7 @@ const CheckResult* VerifyReport::first_failure() const {
 }
 
 Verifier::Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe::MoeShape& base,
-                   std::uint64_t seed)
+                   std::uint64_t seed, const std::function<void(moe::Weights&)>& edit_weights)
     : m_device(&device),
       m_compiler(&compiler),
       m_seed(seed),
@@ -94,7 +94,9 @@ Verifier::Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe:
         shape.tokens = 1;
         moe::WorkloadOptions options;
         options.seed = seed;
-        return moe::make_workload(shape, options);
+        auto workload = moe::make_workload(shape, options);
+        if (edit_weights) edit_weights(workload.w);
+        return workload;
       }()),
       m_weights(device, m_workload.shape, m_workload.w),
       m_checksum(device, compiler.compiler()),

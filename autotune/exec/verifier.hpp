@@ -16,6 +16,7 @@
 // sort entry by entry with the host sort. Every problem a check reports starts with the name
 // of the gate it belongs to (gate_names below), so a report says which gate failed.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -94,9 +95,12 @@ struct VerifyOptions {
 // Holds one shape's weights (host and device) for many verifications.
 class Verifier {
  public:
-  // base.tokens is ignored. Generates the seeded weights (seconds for DeepSeek shapes).
+  // base.tokens is ignored. Generates the seeded weights (seconds for DeepSeek shapes), then
+  // lets `edit_weights` change them before upload and before any reference is computed: the
+  // tests' way to reach inputs the generator never makes (e.g. MXFP4 scales outside the
+  // kernels' fast decode range).
   Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe::MoeShape& base,
-           std::uint64_t seed);
+           std::uint64_t seed, const std::function<void(moe::Weights&)>& edit_weights = {});
 
   [[nodiscard]] VerifyReport verify(const search::KernelConfig& stage1,
                                     const search::KernelConfig& stage2,

@@ -93,7 +93,9 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // expert the swapped pair won (656 vs 1063, 283 vs 463, 1087 vs 1396 us), at 8 and 12 the
   // staged one (1670 vs 2106, 593 vs 987 us); nothing was measured between 4 and 8.
   bool const mxfp4 = shape.dtype != DtypePath::bf16;
-  bool const swapped_sizes = nvidia && (per_expert < 6 || !mxfp4);
+  // A16W4 hands over to the fragment-decode staged kernels (below) from 3 tokens per expert.
+  bool const fragment_sizes = nvidia && shape.dtype == DtypePath::a16w4 && per_expert >= 3 && per_expert < 160;
+  bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
   if (swapped_sizes && per_expert <= 12) {
     // sm_90, few tokens per expert: the swapped-operand kernels (weights on the MMA's M side,
     // tokens on N, a per-lane cp.async ring of k-tiles). Measured on the H200 (backbone E384
@@ -128,6 +130,40 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below
+    d.stage1.stage = 1;
+    d.stage2.stage = 2;
+  }
+  if (fragment_sizes) {
+    // sm_90, A16W4, 3 to 160 tokens per expert: the staged main loop with fragment decode
+    // (each warp decodes the repacked words of its own fragments from the cp.async ring into
+    // registers; kernels/moe_staged_gemm.cuh), 16-token blocks below 16 tokens per expert and
+    // 32-token blocks above. Measured on the H200 (results/sm_90/2026-12-01-h200-s7/probes/
+    // p3, p4) against the previous default: backbone M = 256 / 512 / 4096 1199 / 1539 / 3696
+    // -> 1008 / 1054 / 3473 us, draft M = 128 / 512 / 4096 353 / 560 / 1745 -> 349 / 403 /
+    // 1705, EP M = 64 / 512 1078 / 1882 -> 885 / 1639; at 1.5-2 tokens per expert the
+    // swapped kernels stay ahead (backbone M = 128: 803 vs 839). Stage one of the 16-token
+    // pair reads 128-K tiles (636 vs 678 us at backbone M = 512); the 32-token pair holds 4
+    // CTAs per SM (waves 4) in a ring of 4.
+    int const bm = per_expert < 16 ? 16 : 32;
+    both_stages(d, bm, false, true);
+    for (KernelConfig* s : {&d.stage1, &d.stage2}) {
+      s->fragment_decode = true;
+      s->repacked = true;
+      s->warps = 4;
+      s->block_k = 64;
+      s->stages = 4;
+      s->waves = bm == 32 ? 4 : 0;
+    }
+    d.stage1.block_n = 64;
+    d.stage2.block_n = 128;
+    if (bm == 16) d.stage1.block_k = 128, d.stage1.stages = 3;
+    while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
+    while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
+    for (KernelConfig* s : {&d.stage1, &d.stage2}) make_valid(*s, arch, shape);
+    if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape) && d.stage1.staged &&
+        d.stage2.staged)
+      return d;
+    d = DefaultConfigs{c, c};  // an unusual shape these kernels do not fit: as below
     d.stage1.stage = 1;
     d.stage2.stage = 2;
   }

@@ -56,6 +56,7 @@ std::string KernelConfig::name() const {
                               block_k, warps, kpack, nonkdim, waves, stages);
   if (swap_ab) s += "_sab";
   if (staged) s += "_stg";
+  if (fragment_decode) s += "_fd";
   if (repacked) s += "_rp";
   if (stage == 1) {
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -69,13 +70,15 @@ std::string KernelConfig::name() const {
 KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
-  // The optional main-loop and layout tokens (swapped operands, staged, then repacked weights)
-  // sit after the stages token; take them out so the positions below are those of every other
-  // name.
-  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "rp")) {
-    bool& flag = t[10] == "sab" ? c.swap_ab : t[10] == "stg" ? c.staged : c.repacked;
+  // The optional main-loop and layout tokens (swapped operands, staged, fragment decode, then
+  // repacked weights) sit after the stages token; take them out so the positions below are
+  // those of every other name.
+  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "rp")) {
+    bool& flag = t[10] == "sab" ? c.swap_ab : t[10] == "stg" ? c.staged : t[10] == "fd" ? c.fragment_decode : c.repacked;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab' or 'stg' before 'rp'");
+    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'rp'");
+    if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
+    if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");
     flag = true;
     t.erase(t.begin() + 10);
   }

@@ -6,11 +6,13 @@
 //   moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st3_sab_gi_dw0
 //   moetune_s1_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv0_st3_stg_gi_dw0
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0
+//   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
-// or "stg" for the staged main loop, then "rp" when the MXFP4 weights are in the repacked
-// layout (each absent otherwise, so names from before these knobs still parse); stage one: gate/up order (gi interleaved, gs separated) and
+// or "stg" for the staged main loop (then "fd" for its fragment decode), then "rp" when the
+// MXFP4 weights are in the repacked layout (each absent otherwise, so names from before these
+// knobs still parse); stage one: gate/up order (gi interleaved, gs separated) and
 // doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
 #include <string>
 #include <string_view>
@@ -52,6 +54,11 @@ struct KernelConfig {
   // operands through a cp.async ring of `stages` k-tiles in LDS, the weights decoded once per
   // CTA into a bf16 LDS tile, ldmatrix fragments. The many-tokens-per-expert kernels (sm_90).
   bool staged = false;
+  // The staged main loop with fragment decode (kernels/moe_staged_gemm.cuh,
+  // staged_fd_gemm_tile): each warp decodes the repacked weights of its own MMA fragments
+  // from the raw ring into registers instead of a shared decoded LDS tile (with one warp row
+  // nothing is shared, and the tile cost half the LDS traffic and a third of the CTAs per SM).
+  bool fragment_decode = false;
   // The MXFP4 weights in the repacked layout prepared once at load time
   // (autotune/moe/mxfp4_repack.hpp): the same bytes per row, each 32-bit word's 8 elements
   // placed so the decode takes ~3.75 instructions per bf16 pair instead of ~5 (sm_90, swapped

@@ -72,7 +72,9 @@ KernelTraits staged_traits(const KernelConfig& c, KernelTraits t) {
   int const w_pieces = t.nv * (c.block_k / 32);
   int const stage_bytes = (c.block_m * a_row + (a_fp8 ? a_pieces * 4 : 0) + w_pieces * 20 + 255) / 256 * 256;
   t.a_row_bytes = 2 * c.block_k;
-  t.a_bytes = c.stages * stage_bytes + 2 * t.nv * c.block_k * 2 + (a_fp8 ? 2 * c.block_m * c.block_k * 2 : 0);
+  // The decoded tiles (double-buffered) exist only without fragment decode.
+  t.a_bytes = c.stages * stage_bytes +
+              (c.fragment_decode ? 0 : 2 * t.nv * c.block_k * 2 + (a_fp8 ? 2 * c.block_m * c.block_k * 2 : 0));
   t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
   int const threads = std::max(1, t.threads);
   int const a_per_thread = (a_pieces + threads - 1) / threads;
@@ -82,6 +84,8 @@ KernelTraits staged_traits(const KernelConfig& c, KernelTraits t) {
   // the swapped kernels (ptxas used 96-255 where this gives 68-200): copy sources the
   // compiler keeps or rematerialises vary, and the compile step's spill report decides.
   t.estimated_registers = t.accumulators + 4 * t.mt + 2 * t.nt + 16 + 24;
+  // Fragment decode holds a piece's fragments: 8 words of A per m fragment, 4 of B per n.
+  if (c.fragment_decode) t.estimated_registers = t.accumulators + 8 * t.mt + 4 * t.nt + 24;
   return t;
 }
 

@@ -28,6 +28,7 @@ struct KnobLists {
   std::vector<int> swap_ab{0};  // 0 = tokens on the MMA's M side, 1 = weights there
   std::vector<int> staged{0};   // 1 = the staged main loop (LDS ring, weights decoded in LDS)
   std::vector<int> repack{0};   // 1 = MXFP4 weights in the repacked layout (moe/mxfp4_repack.hpp)
+  std::vector<int> fragment_decode{0};  // 1 = staged with each warp decoding its own fragments
 };
 
 struct ArchSpace {

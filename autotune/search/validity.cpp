@@ -50,6 +50,25 @@ void staged_rules(const KernelConfig& c, Arch arch, Add& add) {
                     "multiplied, one being decoded, the rest in flight)", c.stages));
 }
 
+// Fragment decode (kernels/moe_staged_gemm.cuh, staged_fd_gemm_tile): a staged main loop whose
+// warps decode the repacked words of their own fragments. It needs one warp row (else two warps
+// would decode the same weights), the repacked layout (the decode reads whole repacked words),
+// bf16 activations (a8w4's activations are decoded once per CTA into an LDS tile one k-tile
+// ahead, which this loop has no room for) and at most 8 pieces of 32 K per row and k-tile (the
+// bank swizzle of the raw ring).
+template <class Add>
+void fragment_decode_rules(const KernelConfig& c, Add& add) {
+  if (!c.staged) add("fragment decode is a variant of the staged main loop (staged 1)");
+  if (!c.repacked) add("fragment decode reads whole words of the repacked MXFP4 layout (repack 1)");
+  if (c.dtype != DtypePath::a16w4)
+    add(fmt::format("fragment decode serves a16w4 only ({}: the activations would need an LDS tile decoded a k-tile ahead)",
+                    moe::to_string(c.dtype)));
+  if (c.block_m > 64)
+    add(fmt::format("block_m {} with fragment decode: at most 64 (one warp row; two would decode every weight twice)", c.block_m));
+  if (c.block_k > 256)
+    add(fmt::format("block_k {} with fragment decode: at most 256 (8 pieces of 32 K per row in the ring's bank swizzle)", c.block_k));
+}
+
 // The repacked MXFP4 layout (autotune/moe/mxfp4_repack.hpp): read by the swapped and the
 // staged main loops' decode, whose fast path is CUDA's bf16x2 multiply (elsewhere the exact
 // fp32 path would decode it, slower than the natural layout's MFMA-side decode).
@@ -88,6 +107,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.stage != 1 && c.stage != 2) add(fmt::format("stage {} is neither 1 nor 2", c.stage));
   if (c.staged) staged_rules(c, arch, add);
   if (c.repacked) repacked_rules(c, arch, add);
+  if (c.fragment_decode) fragment_decode_rules(c, add);
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else {
@@ -137,7 +157,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (!c.swap_ab && t.nv % (t.fw * t.warps_n) != 0)
     add(fmt::format("{} weight rows per CTA do not split into {} warps x {}-row fragments",
                     t.nv, t.warps_n, t.fw));
-  if (c.staged && t.nt % 2 != 0)
+  if (c.staged && !c.fragment_decode && t.nt % 2 != 0)
     add(fmt::format("{} weight rows per CTA give {} 8-row fragments per warp over {} warps: the staged "
                     "main loop loads them in pairs (ldmatrix.x4)", t.nv, t.nt, t.warps_n));
   if (!c.swap_ab && !c.staged && c.block_k % t.chunk != 0)

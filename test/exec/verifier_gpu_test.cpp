@@ -166,6 +166,37 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     };
     for (bool swapped : {true, false}) verify_where_valid(layout(defaults.stage1, swapped), layout(defaults.stage2, swapped));
   }
+  SECTION("the staged main loop with fragment decode, 16- and 32-token blocks") {
+    // A16W4 on sm_90 only (a8w4 decodes its activations into an LDS tile; bf16 has no MXFP4):
+    // elsewhere the rules must refuse it.
+    bool const fd_valid = sm90_mxfp4 && base_shape.dtype == moe::DtypePath::a16w4;
+    for (int bm : {16, 32}) {
+      auto fd = [&](search::KernelConfig c) {
+        c.swap_ab = false;
+        c.staged = true;
+        c.fragment_decode = true;
+        c.repacked = true;
+        c.block_m = bm;
+        c.block_n = c.stage == 1 ? 64 : 128;
+        c.block_k = c.stage == 1 && bm == 16 ? 128 : 64;
+        c.warps = 4;
+        c.stages = bm == 16 ? 3 : 4;
+        c.waves = bm == 16 ? 0 : 4;
+        c.ksplit = 1;
+        c.stage2_mode = bm == 16 ? search::Stage2Mode::reduce : search::Stage2Mode::atomic;
+        return c;
+      };
+      auto const s1 = fd(defaults.stage1), s2 = fd(defaults.stage2);
+      CAPTURE(bm, s1.name(), s2.name());
+      if (!fd_valid) {
+        CHECK(search::check_config(s1, arch, base_shape));
+        continue;
+      }
+      REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+      REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
+      require_passes(verifier.verify(s1, s2, options));
+    }
+  }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
@@ -214,6 +245,42 @@ TEST_CASE("gates: bf16 on the DSv4.1-Flash draft (E128 top3)", "[gpu][exec]") {
 TEST_CASE("gates: dims not multiples of 128 (H800 I224 E16 top4), every path", "[gpu][exec]") {
   for (auto dtype : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
     DYNAMIC_SECTION(moe::to_string(dtype)) { verify_shape(make_shape(800, 224, 16, 4, dtype), 40); }
+  }
+}
+
+// The MXFP4 decodes' fast path (a bf16x2 multiply by 2^(s-1)) covers scale bytes 2..128; the
+// generator's weights never leave that range, so every main loop's exact path (and the
+// fragment decode's per-k-tile switch to it, bar.red.or) would otherwise go unchecked. Every
+// 7th scale byte of both weight matrices is set to 0, 1, 129 or 130 in turn.
+TEST_CASE("gates: MXFP4 scales outside the fast decode range, every sm_90 main loop", "[gpu][exec]") {
+  auto const arch = compiler().arch();
+  auto const shape = make_shape(800, 224, 16, 4, moe::DtypePath::a16w4);
+  auto const extreme = [](moe::Weights& w) {
+    std::uint8_t const bytes[] = {0, 1, 129, 130};
+    for (auto* scales : {&w.w1_scales, &w.w2_scales})
+      for (std::size_t i = 0; i < scales->size(); i += 7) (*scales)[i] = bytes[(i / 7) % 4];
+  };
+  exec::Verifier verifier(device(), compiler(), shape, 11, extreme);
+  // 2, 10 and 50 tokens per expert: the swapped, 16- and 32-token fragment-decode defaults.
+  std::vector<std::pair<search::KernelConfig, search::KernelConfig>> pairs;
+  for (std::int64_t M : {8, 40, 200}) {
+    auto const d = search::default_config(shape, arch, M);
+    pairs.emplace_back(d.stage1, d.stage2);
+    // The same tiles with the other decode: natural layout (swapped) or the LDS tile (staged).
+    auto o1 = d.stage1, o2 = d.stage2;
+    for (auto* c : {&o1, &o2}) {
+      if (c->swap_ab) c->repacked = false;
+      c->fragment_decode = false;
+      c->waves = 0;
+    }
+    if (!search::check_config(o1, arch, shape) && !search::check_config(o2, arch, shape)) pairs.emplace_back(o1, o2);
+  }
+  for (auto const& [s1, s2] : pairs) {
+    exec::VerifyOptions options;
+    options.bucket_ms = {40};
+    options.graph_replay = false;
+    CAPTURE(s1.name(), s2.name());
+    require_passes(verifier.verify(s1, s2, options));
   }
 }
 

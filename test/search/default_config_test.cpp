@@ -49,27 +49,46 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   shape.dtype = moe::DtypePath::a16w4;
   struct Expect {
     std::int64_t M;
-    bool swapped, staged;
+    bool swapped, staged, fragment_decode;
     int block_m;
   };
-  // Backbone: 6 M / 384 tokens per expert. Below 6 the swapped kernels, then staged with
-  // block_m 32 / 64 / 128 (results/sm_90/2026-12-01-h200-s5/).
-  for (auto const e : {Expect{8, true, false, 8}, Expect{256, true, false, 8}, Expect{512, false, true, 32},
-                       Expect{4096, false, true, 64}, Expect{16384, false, true, 128}}) {
+  // Backbone: 6 M / 384 tokens per expert. Below 3 the swapped kernels; A16W4 from 3 to 160
+  // the staged main loop with fragment decode, 16-token blocks below 16 per expert and 32
+  // above (session 7, probes p3-p4); then the staged LDS-tile kernels with 128-token blocks.
+  for (auto const e : {Expect{8, true, false, false, 8}, Expect{128, true, false, false, 8},
+                       Expect{256, false, true, true, 16}, Expect{512, false, true, true, 16},
+                       Expect{4096, false, true, true, 32}, Expect{16384, false, true, false, 128}}) {
     auto const d = search::default_config(shape, search::Arch::sm_90, e.M);
     CAPTURE(e.M, d.stage1.name(), d.stage2.name());
+    REQUIRE_FALSE(search::check_config(d.stage1, search::Arch::sm_90, shape));
+    REQUIRE_FALSE(search::check_config(d.stage2, search::Arch::sm_90, shape));
     CHECK(d.stage1.swap_ab == e.swapped);
     CHECK(d.stage1.staged == e.staged);
     CHECK(d.stage2.staged == e.staged);
+    CHECK(d.stage1.fragment_decode == e.fragment_decode);
+    CHECK(d.stage2.fragment_decode == e.fragment_decode);
     CHECK(d.stage1.block_m == e.block_m);
-    // MXFP4 on sm_90 reads the repacked layout in both main loops (session 6, p2-p4), with
-    // 8-token swapped blocks at 4 CTAs per SM and 8-warp staged stages at 2.
+    // MXFP4 on sm_90 reads the repacked layout in every main loop (session 6, p2-p4), with
+    // 8-token swapped blocks and 32-token fragment-decode blocks at 4 CTAs per SM and 8-warp
+    // staged stages at 2.
     CHECK(d.stage1.repacked);
     CHECK(d.stage2.repacked);
-    auto const hint = [&](const search::KernelConfig& k) { return k.swap_ab ? 4 : k.warps == 8 ? 2 : 0; };
+    auto const hint = [&](const search::KernelConfig& k) {
+      return k.swap_ab ? 4 : k.fragment_decode ? (k.block_m == 32 ? 4 : 0) : k.warps == 8 ? 2 : 0;
+    };
     CHECK(d.stage1.waves == hint(d.stage1));
     CHECK(d.stage2.waves == hint(d.stage2));
-    if (e.block_m == 8) CHECK(d.stage1.block_k == 128);
+    if (e.block_m == 8 || e.block_m == 16) CHECK(d.stage1.block_k == 128);
+  }
+  // A8W4 has no fragment decode (its activations are decoded into an LDS tile): the swapped
+  // kernels below 6 tokens per expert, the LDS-tile staged kernels from 6 on.
+  {
+    auto a8 = shape;
+    a8.dtype = moe::DtypePath::a8w4;
+    CHECK(search::default_config(a8, search::Arch::sm_90, 256).stage1.swap_ab);
+    auto const staged = search::default_config(a8, search::Arch::sm_90, 512);
+    CHECK(staged.stage1.staged);
+    CHECK_FALSE(staged.stage1.fragment_decode);
   }
   // A8W4 keeps stage one's 256-K k-tiles (32 columns), repacked too.
   {

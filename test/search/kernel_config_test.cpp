@@ -25,7 +25,9 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_stg_gi_dw0",
                         "moetune_s2_a8w4_fp8_t128x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_reduce",
                         "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0",
-                        "moetune_s2_a8w4_fp8_t8x64x128_w4_kp1_nk16_wv4_st2_sab_rp_ks1_dw0_atomic"}) {
+                        "moetune_s2_a8w4_fp8_t8x64x128_w4_kp1_nk16_wv4_st2_sab_rp_ks1_dw0_atomic",
+                        "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0",
+                        "moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st4_stg_fd_rp_ks1_dw0_reduce"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -63,6 +65,12 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(rp.repacked);
   CHECK(rp.swap_ab);
   CHECK(rp.waves == 4);
+  CHECK_FALSE(rp.fragment_decode);
+  auto const fd = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0");
+  CHECK(fd.staged);
+  CHECK(fd.fragment_decode);
+  CHECK(fd.repacked);
+  CHECK_FALSE(fd.swap_ab);
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
@@ -71,6 +79,10 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'stg'") && Contains("the token once"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_rp_stg_gi_dw0"),
                     Contains("token 11 'stg'") && Contains("before 'rp'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_fd_rp_gi_dw0"),
+                    Contains("token 11 'fd'") && Contains("'stg' before 'fd'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_fd_gi_dw0"),
+                    Contains("token 11 'fd'") && Contains("before 'rp'"));
   CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
                     Contains("token 1 'aiter'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
