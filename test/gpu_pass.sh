@@ -39,6 +39,11 @@ if has tests; then
   run tests.log "$bin/moetune_test_exec"
   # GpuSampler smoke test and its verify at the bucket's lowest and highest M.
   run tests.log "$bin/moetune_test_measure" "[gpu]"
+  # The runtime (docs/runtime.md): C API on the GPU, its host cost, the Python package.
+  run tests.log "$bin/moetune_test_runtime"
+  run tests.log "$bin/moetune_test_runtime" "[.host_cost]"
+  export MOETUNE_LIBRARY=$build/lib
+  run tests.log python3 python/tests/test_fused_moe.py -v
 fi
 if has calibrate; then
   run calibrate.log "$bin/moe-tune" calibrate --m 8 --trials "${CAL_TRIALS:-400}" \

@@ -174,6 +174,11 @@ class DeviceBuffer {
   std::size_t m_bytes = 0;
 };
 
+// Synchronous copies between the host and device memory this layer did not allocate (an
+// engine's tensors): `device_address` is a device pointer of `device`'s context.
+void copy_device_to_host(const Device& device, const void* device_address, std::span<std::byte> host);
+void copy_host_to_device(const Device& device, void* device_address, std::span<const std::byte> host);
+
 // A point in a stream's work; two recorded events give the GPU time between them.
 class Event {
  public:
@@ -249,11 +254,19 @@ struct KernelAttributes {
   int max_threads_per_block = 0;
 };
 
+// A stream another library created and owns (an engine's CUstream / hipStream_t, a torch
+// stream): launched on, never created or destroyed here. Null is the legacy default stream.
+struct ExternalStream {
+  void* native_handle = nullptr;
+};
+
 // A __global__ function of a loaded module.
 class Kernel {
  public:
   // args: one pointer per kernel parameter, pointing at the argument's value.
   void launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, const Stream& stream,
+              void** args) const;
+  void launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, ExternalStream stream,
               void** args) const;
   // Opts the kernel in to more than the default dynamic shared memory (48 KiB on NVIDIA).
   void set_max_dynamic_shared_bytes(std::size_t bytes) const;

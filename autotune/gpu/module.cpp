@@ -46,10 +46,15 @@ Kernel Module::function(const std::string& lowered_name) const {
 
 void Kernel::launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
                     const Stream& stream, void** args) const {
+  launch(grid, block, dynamic_shared_bytes, ExternalStream{stream.native_handle()}, args);
+}
+
+void Kernel::launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
+                    ExternalStream stream, void** args) const {
   vendor::status_t const status = vendor::launch_kernel(
       static_cast<vendor::function_t>(m_function), grid.x, grid.y, grid.z, block.x, block.y,
       block.z, static_cast<unsigned>(dynamic_shared_bytes),
-      static_cast<vendor::stream_t>(stream.native_handle()), args, nullptr);
+      static_cast<vendor::stream_t>(stream.native_handle), args, nullptr);
   if (status != vendor::success) {
     // Launch errors are about the configuration: put it in the message.
     std::string const arguments =
