@@ -8,11 +8,14 @@
 // exercises planning, gating, outcomes and emission end to end. A replayed run is never a
 // measurement: its provenance says "replay", its rows carry `_tag` = replay, it needs an
 // explicit -o and never writes under results/ (replay_outputs.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,6 +43,8 @@
 #include "autotune/measure/gpu_sampler.hpp"
 #include "autotune/measure/replay_sampler.hpp"
 #include "autotune/tune/protocol_run.hpp"
+#include "autotune/tune/shard_merge.hpp"
+#include "autotune/tune/shard_plan.hpp"
 #include "autotune/tune/tune_plan.hpp"
 
 namespace moetune::app {
@@ -59,17 +64,26 @@ struct TuneOptions : MeasurementOptions {
   IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
   std::string calibration;     // `moe-tune calibrate --json` output whose rate the report states
   bool exhaustive_screen = false;  // no racing: every candidate gets all its screen samples
+  std::string shard;               // "K/N" or "auto": tune only this shard's buckets
 };
 
-std::string stem_of(const std::filesystem::path& list) {
+// The shard this run tunes (tune::ShardSpec), resolved once the list is planned.
+struct ShardRun {
+  tune::ShardSpec spec;
+  std::vector<std::int64_t> lines;  // the list lines of its buckets
+};
+
+std::string stem_of(const std::filesystem::path& list, const std::optional<ShardRun>& shard) {
   auto stem = list.stem().string();
   if (auto pos = stem.find("untuned"); pos != std::string::npos) stem.replace(pos, 7, "tuned");
+  // Each shard's default outputs are its own: <stem>_shard<K>of<N>(.csv, /).
+  if (shard) stem += fmt::format("_shard{}of{}", shard->spec.index + 1, shard->spec.count);
   return stem;
 }
 
 // The journal of this run and what, besides the provenance, a resumed run must match: the
 // input list (path and content), the timing workload and, for a replay, the model's content.
-tune::JournalSettings journal_settings(const TuneOptions& opt) {
+tune::JournalSettings journal_settings(const TuneOptions& opt, const std::optional<ShardRun>& shard) {
   tune::JournalSettings j;
   j.file = opt.journal;
   j.resume = opt.resume;
@@ -80,6 +94,14 @@ tune::JournalSettings journal_settings(const TuneOptions& opt) {
   j.identity["hot"] = opt.hot ? "true" : "false";
   if (!opt.replay.empty()) {
     j.identity["replay_model_sha256"] = measure::replay_model_identity_digest(locate(opt.replay));
+  }
+  if (shard) {
+    // A shard's journal is its own (a resumed shard must be the same shard of the same
+    // partition); `merge-shards` drops these two fields to join the shards into one run.
+    j.identity[std::string(tune::kShardField)] = shard->spec.label();
+    std::string lines;
+    for (auto const l : shard->lines) lines += (lines.empty() ? "" : ",") + std::to_string(l);
+    j.identity[std::string(tune::kShardLinesField)] = lines;
   }
   return j;
 }
@@ -113,8 +135,9 @@ void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
 // A measurement on the GPU in hand: defaults under results/<arch>/.
 tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
-             const tune::TunePlan& plan, const tune::CompileStep& compile) {
-  auto const stem = stem_of(input);
+             const tune::TunePlan& plan, const tune::CompileStep& compile,
+             const std::optional<ShardRun>& shard) {
+  auto const stem = stem_of(input, shard);
   std::filesystem::path const results = std::filesystem::path("results") / device.info().arch;
   tune::ProtocolRun run;
   run.compile = compile;
@@ -133,7 +156,7 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
   run.provenance.sampler = "gpu";
   run.rows = {device.info().arch, device.info().compute_units};
 
-  run.journal = journal_settings(opt);
+  run.journal = journal_settings(opt, shard);
   if (opt.isolation.isolated(true)) {
     // Every GPU call runs in a worker process behind a watchdog: a candidate that faults or
     // hangs costs that candidate, and the run goes on with a fresh worker.
@@ -165,7 +188,7 @@ std::filesystem::path replay_report_dir(const TuneOptions& opt) {
 // A replay: samples from the model, outputs next to the explicit -o, never under results/.
 tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name, search::Arch arch,
             const std::filesystem::path& space_path, const tune::TunePlan& plan,
-            const tune::CompileStep& compile) {
+            const tune::CompileStep& compile, const std::optional<ShardRun>& shard) {
   auto const model_path = locate(opt.replay);
   auto loaded = measure::read_replay_model(model_path);
   auto model = std::move(loaded.model);
@@ -192,7 +215,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   // nor withdraw a measurement in the same table.
   run.rows = {arch_name, run.provenance.cu_num, "replay"};
 
-  run.journal = journal_settings(opt);
+  run.journal = journal_settings(opt, shard);
   if (opt.isolation.isolated(false)) {
     // The GPU run's isolation without a GPU: the worker replays the same model, and a model's
     // crash_pairs / hang_pairs really kill or stall it.
@@ -244,10 +267,31 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
   auto const untuned = io::read_fmoe_table(input);
   auto const space = search::load_search_space(space_path);
 
-  // 2. Plan.
+  // 2. Plan (and, with --shard, keep this shard's buckets).
   auto plan = tune::make_tune_plan(untuned, space, arch);
   fmt::print("tune: {} ({} rows) on {} with {}\n", input.string(), untuned.rows().size(),
              arch_name, space_path.string());
+  std::optional<ShardRun> shard;
+  if (!opt.shard.empty()) {
+    tune::ShardSpec spec;
+    try {
+      spec = tune::parse_shard(opt.shard, tune::process_environment());
+    } catch (const Error& e) {
+      throw CLI::ValidationError("--shard", e.what());  // a usage error: exit 2
+    }
+    std::size_t const all = plan.buckets.size();
+    auto const partition = tune::restrict_to_shard(plan, spec);
+    double total = 0;
+    for (auto c : partition.cost) total += c;
+    ShardRun run{spec, {}};
+    for (auto const& b : plan.buckets) run.lines.push_back(b.line);
+    fmt::print("shard {} (from {}): {} of {} buckets, estimated {:.0f} % of the list's tuning work "
+               "(the largest shard {:.0f} %)\n",
+               spec.label(), spec.source, plan.buckets.size(), all,
+               total > 0 ? 100 * partition.cost[static_cast<std::size_t>(spec.index)] / total : 0.0,
+               total > 0 ? 100 * *std::max_element(partition.cost.begin(), partition.cost.end()) / total : 0.0);
+    shard = std::move(run);
+  }
   for (auto const& s : plan.skipped) {
     fmt::print("  line {}: skipped: {}\n", s.line, s.reason);
   }
@@ -295,7 +339,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
 
   // 4. Replay, or measurement on a GPU of the planned arch.
   if (replaying) {
-    auto const totals = replay(opt, arch_name, arch, space_path, plan, compile_step);
+    auto const totals = replay(opt, arch_name, arch, space_path, plan, compile_step, shard);
     exit_code = run_exit_code(totals, failed);
     return;
   }
@@ -314,7 +358,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw Error(fmt::format("planned for {} but the GPU is {} ({}): timing needs the planned arch",
                             arch_name, device.info().name, device.info().arch));
   }
-  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan, compile_step), failed);
+  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan, compile_step, shard), failed);
 }
 
 }  // namespace
@@ -357,6 +401,12 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                 "kernels, decision code, list, gate, protocol) is refused");
   cmd->add_option("--journal", opt->journal,
                   "Journal of decided buckets (default <report dir>/journal.jsonl)");
+  cmd->add_option("--shard", opt->shard,
+                  "Tune only shard K of N of the list's buckets (K/N, K from 1; or 'auto': "
+                  "MOETUNE_SHARD, a Slurm array task or a Kubernetes Indexed Job, docs/scale-out.md). "
+                  "The partition is deterministic and cost-balanced; each shard writes its own "
+                  "table, report and journal (default names end in _shard<K>of<N>); "
+                  "`moe-tune merge-shards` joins them");
   cmd->add_flag("--exhaustive-screen", opt->exhaustive_screen,
                 "Screen without racing: every candidate gets all its screen samples (slower; to "
                 "check that racing decides alike, docs/tuning.md)");

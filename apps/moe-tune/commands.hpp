@@ -15,6 +15,7 @@ void set_command_line(int argc, char** argv);
 
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
+void add_merge_shards_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_device_command(CLI::App& app, int& exit_code);
 void add_tune_command(CLI::App& app, int& exit_code);

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   moetune::app::add_validate_command(app, exit_code);
   moetune::app::add_merge_command(app, exit_code);
+  moetune::app::add_merge_shards_command(app, exit_code);
   moetune::app::add_compile_command(app, exit_code);
   moetune::app::add_device_command(app, exit_code);
   moetune::app::add_tune_command(app, exit_code);

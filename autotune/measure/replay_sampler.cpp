@@ -176,6 +176,10 @@ double ReplaySampler::normal() {
 
 void ReplaySampler::begin_bucket(const BucketPlan& bucket) {
   m_log.push_back(fmt::format("begin_bucket token={}", bucket.key.token));
+  // Each bucket's samples come from its own stream (the model's seed and the bucket's list
+  // line), so a bucket replays alike whichever buckets ran before it: a shard of a run
+  // (`tune --shard`) decides its buckets as the whole run does.
+  m_state = m_model.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(bucket.line + 1));
   m_in_block = false;
   if (auto const f = m_model.setup_failure.find(bucket.key.token); f != m_model.setup_failure.end()) {
     throw Error(fmt::format("bucket token={} (line {}): {} (replay model setup_failure)",
