@@ -21,6 +21,22 @@ MOETUNE_DEV void mma_m16n8k16_bf16(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3
 #endif
 }
 
+// D = A(16x32, row) * B(32x8, col), e4m3 inputs, fp32 result (C = 0: the callers scale each
+// 32-K partial sum before adding it). Four codes per register, the lowest K in the low byte:
+// a0: (row g, k 4q..4q+3) a1: (row g+8, same k) a2: (row g, k 16+4q..) a3: (row g+8, k 16+4q..)
+// b0: (k 4q..4q+3, col g) b1: (k 16+4q.., col g); d as for m16n8k16. sm_89 and later.
+MOETUNE_DEV void mma_m16n8k32_e4m3(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+#if defined(MOETUNE_SM89_PLUS)
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f));
+#else
+  (void)d, (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1;
+  trap_kernel();
+#endif
+}
+
 // Four 8x8 b16 matrices from LDS: lane l gives the address of row (l & 7) of matrix l / 8;
 // register i receives matrix i in the mma fragment layout (row l / 4, columns 2(l % 4)..+1).
 MOETUNE_DEV void ldmatrix_x4(u32 (&r)[4], const u8* p) {

@@ -80,6 +80,18 @@ MOETUNE_DEV int staged_fd_piece_swizzle(int row) {
   constexpr int wpr = Cfg::block_k / 32;  // 2, 4 or 8 pieces per row and k-tile
   return (row * wpr / 8) % wpr;
 }
+// a8w4 fragment decode reads 8 fp8 codes (K 8t..8t+7 of a 32-K piece) per row and lane: a
+// half-warp (rows g..g+3, t = 0..3) reads 32 bytes of each of 4 rows, which fall in 4
+// different 8-bank groups when the rows' 32-byte pieces are XOR-swizzled by the row (rows of
+// 64 bytes: two per 128-byte line, so by row / 2).
+template <class Cfg>
+MOETUNE_DEV int staged_fd8_a_swizzle(int row) {
+  return Cfg::block_k / 32 >= 4 ? (row & 3) : ((row >> 1) & 1);
+}
+template <class Cfg>
+MOETUNE_DEV int staged_fd8_a_offset(int row, int piece16) {
+  return row * Cfg::block_k + ((((piece16 >> 1) ^ staged_fd8_a_swizzle<Cfg>(row)) << 5) | ((piece16 & 1) << 4));
+}
 
 // Where a thread's copies come from and where they land, resolved once per CTA: the thread
 // copies A pieces tid, tid + threads, ... and weight pieces likewise, the same ones in every
@@ -120,9 +132,10 @@ struct StagedSources {
       a[i] = src >= 0 ? g.a + static_cast<u64>(src) * a_row + (Cfg::a_fp8 ? kp : 2 * kp) : g.a;
       as[i] = src >= 0 && Cfg::a_fp8 ? g.a_scales + static_cast<u64>(src) * (g.K / 32) + kp / 32 : g.a_scales;
       a_k[i] = src >= 0 ? kp : 0x3fffffff;
-      a_dst[i] = Cfg::a_fp8       ? r * Cfg::st_a_row + p * 16
-                 : Cfg::staged_fd ? staged_fd_a_offset<Cfg>(r, p)
-                                  : staged_swizzle<Cfg>(r, p);
+      a_dst[i] = Cfg::a_fp8 && Cfg::staged_fd ? staged_fd8_a_offset<Cfg>(r, p)
+                 : Cfg::a_fp8                 ? r * Cfg::st_a_row + p * 16
+                 : Cfg::staged_fd             ? staged_fd_a_offset<Cfg>(r, p)
+                                              : staged_swizzle<Cfg>(r, p);
       a_dec[i] = staged_swizzle<Cfg>(r, 2 * p);
     }
 #pragma unroll
@@ -180,7 +193,7 @@ MOETUNE_DEV void issue_staged_tile(const GemmArgs& g, const StagedTiles<Cfg>& t,
   for (int i = 0; i < S::w_per_thread; ++i) {
     if (S::w_ragged && tid + i * Cfg::threads >= Cfg::st_w_pieces) break;
     bool const ok = src.w_k[i] < room;
-    copy_async<16>(raw + (Cfg::staged_fd ? src.w_dst[i] : (tid + i * Cfg::threads) * 16), ok ? src.w[i] + k0 / 2 : g.w, ok);
+    copy_async<16>(raw + src.w_dst[i], ok ? src.w[i] + k0 / 2 : g.w, ok);
     copy_async<4>(words + i * Cfg::threads * 4, ok ? word_of(src.ws[i] + k0 / 32) : g.w_scales, ok);
   }
 }
@@ -390,8 +403,7 @@ MOETUNE_DEV void staged_fd_decode_word(u32 w, u32 f, u32 (&b)[4]) {
   } else {
     float const s = e8m0_to_f32(f);
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      b[q] = e2m1x2_to_bf16x2(e2m1_repacked_code(w, 2 * q) | (e2m1_repacked_code(w, 2 * q + 1) << 4), s);
+    for (int q = 0; q < 4; ++q) b[q] = e2m1x2_repacked_exact(w, q, s);
   }
 }
 
@@ -429,6 +441,83 @@ MOETUNE_DEV void staged_fd_step(const StagedTiles<Cfg>& t, int s, const int (&a_
   }
 }
 
+// ---- a8w4: fragment decode into fp8 MMAs -----------------------------------------------------
+// sm_89+ multiplies e4m3 x e4m3 (mma.sync m16n8k32), and both a8w4 operands are fp8 with one
+// scale per 32 K: the activations' codes go to the MMA as they arrived, each weight word
+// becomes two words of e4m3 codes (e2m1x8_to_e4m3_scaled, natural layout: 7 instructions per
+// 8 elements, no range test), and every 32-K piece is one MMA whose fp32 partial sum one FMA
+// per accumulator scales by sa(token) * sw(row). Any scale byte, 0 and 255 included, goes
+// through fp32 as in the reference; the decode's 2^-6 is undone once at the end. The lane's
+// B word holds even elements in b0 and odd ones in b1, so its A registers take the same K
+// positions from the 8 activation bytes of each row with one byte permute each.
+
+// Tile kt's scale words copied by this thread (weights and activations) -> fp32 scales in place.
+template <class Cfg>
+MOETUNE_DEV void staged_fd8_scales(const StagedTiles<Cfg>& t, int s, const StagedSources<Cfg>& src, int tid, int k0) {
+  using S = StagedSources<Cfg>;
+#pragma unroll
+  for (int i = 0; i < S::w_per_thread; ++i) {
+    if (S::w_ragged && tid + i * Cfg::threads >= Cfg::st_w_pieces) break;
+    u32* const slot = reinterpret_cast<u32*>(t.w_scale_words(s) + (tid + i * Cfg::threads) * 4);
+    *slot = __builtin_bit_cast(u32, e8m0_to_f32(byte_of(*slot, src.ws[i] + k0 / 32)));
+  }
+#pragma unroll
+  for (int i = 0; i < S::a_per_thread; ++i) {
+    if (S::a_ragged && tid + i * Cfg::threads >= Cfg::st_a_pieces) break;
+    u32* const slot = reinterpret_cast<u32*>(t.a_scale_words(s) + (tid + i * Cfg::threads) * 4);
+    *slot = __builtin_bit_cast(u32, e8m0_to_f32(byte_of(*slot, src.as[i] + k0 / 32)));
+  }
+}
+
+// One k-tile from ring stage s. a_off / sa_off: row g of each m fragment in the fp8 ring and
+// in the scale words (row g + 8 is 8 rows on); w_off as in staged_fd_step; sw_off: the scale
+// of weight row 2t of each n fragment (row 2t + 1 is one row on).
+template <class Cfg>
+MOETUNE_DEV void staged_fd8_step(const StagedTiles<Cfg>& t, int s, const int (&a_off)[Cfg::mt],
+                                 const int (&sa_off)[Cfg::mt], int a_swz, const int (&w_off)[Cfg::nt],
+                                 const int (&sw_off)[Cfg::nt], int w_swz, int lane_t,
+                                 float (&acc)[Cfg::mt][Cfg::nt][4]) {
+  constexpr int wpr = Cfg::block_k / 32;
+  constexpr int a_words_row = Cfg::block_k / 16 * 4;  // one scale word per 16-byte piece
+  const u8* const a = t.a_ring_tile(s);
+  const u8* const as = t.a_scale_words(s);
+  const u8* const raw = t.w_raw_tile(s);
+  const u8* const ws = t.w_scale_words(s);
+#pragma unroll
+  for (int p = 0; p < wpr; ++p) {
+    u32 b[Cfg::nt][2];
+    float sw[Cfg::nt][2];
+#pragma unroll
+    for (int j = 0; j < Cfg::nt; ++j) {
+      u32 const w = *reinterpret_cast<const u32*>(raw + w_off[j] + ((p ^ w_swz) << 4));
+      e2m1x8_to_e4m3_scaled(w, b[j][0], b[j][1]);
+      sw[j][0] = *reinterpret_cast<const float*>(ws + sw_off[j] + 4 * p);
+      sw[j][1] = *reinterpret_cast<const float*>(ws + sw_off[j] + 4 * wpr + 4 * p);
+    }
+    int const piece = ((p ^ a_swz) << 5) + 8 * lane_t;
+    // Even K positions of the 8 codes to the first k16 half, odd ones to the second, as
+    // e2m1x8_to_e4m3_scaled splits the weights (select_halves is one prmt on CUDA).
+#pragma unroll
+    for (int i = 0; i < Cfg::mt; ++i) {
+      u32x2 const lo = *reinterpret_cast<const u32x2*>(a + a_off[i] + piece);                       // row g
+      u32x2 const hi = *reinterpret_cast<const u32x2*>(a + a_off[i] + 8 * Cfg::block_k + piece);    // row g + 8
+      u32 const a0 = select_halves(lo.x, lo.y, 0x6420u), a2 = select_halves(lo.x, lo.y, 0x7531u);
+      u32 const a1 = select_halves(hi.x, hi.y, 0x6420u), a3 = select_halves(hi.x, hi.y, 0x7531u);
+      float const sa_lo = *reinterpret_cast<const float*>(as + sa_off[i] + 8 * p);
+      float const sa_hi = *reinterpret_cast<const float*>(as + sa_off[i] + 8 * a_words_row + 8 * p);
+#pragma unroll
+      for (int j = 0; j < Cfg::nt; ++j) {
+        float d[4];
+        mma_m16n8k32_e4m3(d, a0, a1, a2, a3, b[j][0], b[j][1]);
+        acc[i][j][0] = d[0] * (sa_lo * sw[j][0]) + acc[i][j][0];
+        acc[i][j][1] = d[1] * (sa_lo * sw[j][1]) + acc[i][j][1];
+        acc[i][j][2] = d[2] * (sa_hi * sw[j][0]) + acc[i][j][2];
+        acc[i][j][3] = d[3] * (sa_hi * sw[j][1]) + acc[i][j][3];
+      }
+    }
+  }
+}
+
 template <class Cfg>
 MOETUNE_DEV void staged_fd_gemm_tile(const GemmArgs& g, u8* smem) {
   constexpr int wpr = Cfg::block_k / 32;
@@ -445,16 +534,21 @@ MOETUNE_DEV void staged_fd_gemm_tile(const GemmArgs& g, u8* smem) {
   int const tiles = staged_k_tiles<Cfg>(g);
   // This lane's A rows (i * 16 + g, and + 8: same parity, same swizzle) and weight rows
   // (fragment j: (warp * nt + j) * 8 + g; the piece swizzle depends on g alone).
-  int a_off[Cfg::mt];
+  // a8w4: rows of block_k fp8 codes and block_k / 16 scale words; the lane's weight scales are
+  // those of its accumulators' columns, rows 2t and 2t + 1 of each fragment.
+  int a_off[Cfg::mt], sa_off[Cfg::mt];
 #pragma unroll
-  for (int i = 0; i < Cfg::mt; ++i) a_off[i] = (i * 16 + lane_g) * rb;
-  int const a_swz = (lane_g & 1) << 2;
+  for (int i = 0; i < Cfg::mt; ++i) {
+    a_off[i] = (i * 16 + lane_g) * (Cfg::a_fp8 ? Cfg::block_k : rb);
+    sa_off[i] = (i * 16 + lane_g) * (Cfg::block_k / 16) * 4;
+  }
+  int const a_swz = Cfg::a_fp8 ? staged_fd8_a_swizzle<Cfg>(lane_g) : (lane_g & 1) << 2;
   int w_off[Cfg::nt], f_off[Cfg::nt];
 #pragma unroll
   for (int j = 0; j < Cfg::nt; ++j) {
     int const v = (warp * Cfg::nt + j) * 8 + lane_g;
     w_off[j] = v * wpr * 16 + 4 * lane_t;
-    f_off[j] = v * wpr * 4;
+    f_off[j] = (Cfg::a_fp8 ? (warp * Cfg::nt + j) * 8 + 2 * lane_t : v) * wpr * 4;
   }
   int const w_swz = staged_fd_piece_swizzle<Cfg>(lane_g);
 
@@ -469,14 +563,31 @@ MOETUNE_DEV void staged_fd_gemm_tile(const GemmArgs& g, u8* smem) {
     // the whole tile is visible and every reader of tile kt-1's slot is done, so it is refilled.
     copy_wait<Cfg::stages - 2>();
     int const s = kt % Cfg::stages;
-    bool const exact_tile = barrier_any(staged_fd_factors<Cfg>(g, t, s, src, tid, g.k_begin + kt * Cfg::block_k));
+    int const k0 = g.k_begin + kt * Cfg::block_k;
+    bool exact_tile = false;
+    if constexpr (Cfg::a_fp8) {
+      staged_fd8_scales<Cfg>(t, s, src, tid, k0);
+      barrier();
+    } else {
+      exact_tile = barrier_any(staged_fd_factors<Cfg>(g, t, s, src, tid, k0));
+    }
     int const ahead = kt + Cfg::stages - 1;
     if (ahead < tiles) issue_staged_tile<Cfg>(g, t, ahead % Cfg::stages, src, tid, g.k_begin + ahead * Cfg::block_k);
     copy_commit();
-    if (exact_tile) staged_fd_step<Cfg, true>(t, s, a_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
+    if constexpr (Cfg::a_fp8) staged_fd8_step<Cfg>(t, s, a_off, sa_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
+    else if (exact_tile) staged_fd_step<Cfg, true>(t, s, a_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
     else staged_fd_step<Cfg, false>(t, s, a_off, a_swz, w_off, f_off, w_swz, lane_t, acc);
   }
   copy_wait<0>();
+  if constexpr (Cfg::a_fp8) {
+    // Undo the fp8 weight codes' 2^-6 (a power of two: exact).
+#pragma unroll
+    for (int i = 0; i < Cfg::mt; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::nt; ++j)
+#pragma unroll
+        for (int a = 0; a < 4; ++a) acc[i][j][a] *= 64.0f;
+  }
 
   store_accumulators<Cfg, path_sm80>(smem, acc, lane, 0, warp);
 }

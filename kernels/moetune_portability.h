@@ -31,6 +31,9 @@
 #if defined(MOETUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define MOETUNE_SM80_PLUS 1  // mma.sync.m16n8k16 bf16
 #endif
+#if defined(MOETUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define MOETUNE_SM89_PLUS 1  // mma.sync.m16n8k32 e4m3 (fp8 x fp8 -> fp32)
+#endif
 #if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || \
     defined(__gfx950__)
 #define MOETUNE_GFX9_MFMA_BF16_1K 1  // v_mfma_f32_{16x16x16,32x32x8}bf16_1k

@@ -133,6 +133,12 @@ MOETUNE_DEV u32 e2m1_repacked_code(u32 w, int j) {
   return (((w >> sign) & 1u) << 3) | (((w >> e1) & 1u) << 2) | (((w >> e0) & 1u) << 1) | ((w >> m) & 1u);
 }
 
+// Pair p (0..3) of a repacked word times the scale s, through fp32 (exact for every scale):
+// the path for scale bytes outside the fast decodes' range and for non-CUDA targets.
+MOETUNE_DEV u32 e2m1x2_repacked_exact(u32 w, int p, float s) {
+  return e2m1x2_to_bf16x2(e2m1_repacked_code(w, 2 * p) | (e2m1_repacked_code(w, 2 * p + 1) << 4), s);
+}
+
 #if defined(MOETUNE_SM80_PLUS)
 // Pair p (0..3) of a repacked word as bf16 patterns reading value * 2^-126 (mul_bf16x2 by
 // e2m1_pair_factor restores value * scale, exactly).
@@ -164,8 +170,17 @@ MOETUNE_DEV void decode_mxfp4_repacked(const u32x4& raw, u32 scale_byte, u32 (&o
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int p = 0; p < 4; ++p)  // the pair as a natural byte: low nibble element 2p
-      out[4 * i + p] = e2m1x2_to_bf16x2(e2m1_repacked_code(w4[i], 2 * p) | (e2m1_repacked_code(w4[i], 2 * p + 1) << 4), s);
+    for (int p = 0; p < 4; ++p) out[4 * i + p] = e2m1x2_repacked_exact(w4[i], p, s);
+}
+
+// Eight natural MXFP4 codes (one word: element e in nibble e) as e4m3 codes reading exactly
+// value * 2^-6: an e2m1 code's magnitude bits (e1 e0 m) at e4m3 bits 4..2 make the exponent
+// field e1e0 and the mantissa m00, i.e. 2^(e-7)(1 + m/2) for normals and m * 2^-7 for the
+// subnormal 0.5, both 2^-6 times the e2m1 value; the sign moves to bit 7. `even` gets elements
+// 0 2 4 6 (bytes 0..3), `odd` elements 1 3 5 7: four and three instructions, no range test.
+MOETUNE_DEV void e2m1x8_to_e4m3_scaled(u32 w, u32& even, u32& odd) {
+  even = ((w << 2) & 0x1c1c1c1cu) | ((w << 4) & 0x80808080u);
+  odd = ((w >> 2) & 0x1c1c1c1cu) | (w & 0x80808080u);
 }
 
 // The contract's scale rule: smallest e with amax / 2^e <= emax, clamped to [-127, 127];

@@ -93,8 +93,11 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // expert the swapped pair won (656 vs 1063, 283 vs 463, 1087 vs 1396 us), at 8 and 12 the
   // staged one (1670 vs 2106, 593 vs 987 us); nothing was measured between 4 and 8.
   bool const mxfp4 = shape.dtype != DtypePath::bf16;
-  // A16W4 hands over to the fragment-decode staged kernels (below) from 3 tokens per expert.
-  bool const fragment_sizes = nvidia && shape.dtype == DtypePath::a16w4 && per_expert >= 3 && per_expert < 160;
+  // A16W4 hands over to the fragment-decode staged kernels (below) from 3 tokens per expert;
+  // A8W4 with OCP fp8 (the e4m3 MMA's codes) takes them from the first token.
+  bool const a16w4_fragment = shape.dtype == DtypePath::a16w4 && per_expert >= 3;
+  bool const a8w4_fragment = shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp;
+  bool const fragment_sizes = nvidia && (a16w4_fragment || a8w4_fragment) && per_expert < 160;
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
   if (swapped_sizes && per_expert <= 12) {
     // sm_90, few tokens per expert: the swapped-operand kernels (weights on the MMA's M side,
@@ -134,7 +137,7 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     d.stage2.stage = 2;
   }
   if (fragment_sizes) {
-    // sm_90, A16W4, 3 to 160 tokens per expert: the staged main loop with fragment decode
+    // sm_90, A16W4 from 3 and A8W4 up to 160 tokens per expert: the staged main loop with fragment decode
     // (each warp decodes the repacked words of its own fragments from the cp.async ring into
     // registers; kernels/moe_staged_gemm.cuh), 16-token blocks below 16 tokens per expert and
     // 32-token blocks above. Measured on the H200 (results/sm_90/2026-12-01-h200-s7/probes/
@@ -144,11 +147,21 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     // swapped kernels stay ahead (backbone M = 128: 803 vs 839). Stage one of the 16-token
     // pair reads 128-K tiles (636 vs 678 us at backbone M = 512); the 32-token pair holds 4
     // CTAs per SM (waves 4) in a ring of 4.
+    //
+    // A8W4 (natural MXFP4 words turned into e4m3 codes for mma.sync m16n8k32 e4m3, one scaled
+    // FMA per accumulator and 32-K piece): the same tiles, stage one of the 32-token pair in a
+    // ring of 3. Measured on the H200 (results/sm_90/2026-12-01-h200-s8/probes/p2, p3) against
+    // the previous A8W4 default (swapped kernels below 6 tokens per expert, the LDS-tile staged
+    // ones above, both decoding fp8 per element): backbone M = 1 / 8 / 32 / 64 / 128 / 512
+    // 108 / 369 / 1102 / 1661 / 2186 / 2530 -> 52 / 161 / 466 / 681 / 896 / 1088 us (16-token
+    // pair), M = 2048 / 4096 3709 / 7219 -> 2270 / 3920 (32-token pair; the 16-token one took
+    // 2648 at M = 2048); draft M = 1 / 64 / 512 101 / 727 / 952 -> 49 / 302 / 424, M = 2048
+    // 1733 -> 1120; EP M = 1 / 16 / 512 201 / 1514 / 3178 -> 89 / 625 / 1918.
     int const bm = per_expert < 16 ? 16 : 32;
     both_stages(d, bm, false, true);
     for (KernelConfig* s : {&d.stage1, &d.stage2}) {
       s->fragment_decode = true;
-      s->repacked = true;
+      s->repacked = shape.dtype == DtypePath::a16w4;
       s->warps = 4;
       s->block_k = 64;
       s->stages = 4;
@@ -157,6 +170,7 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
     d.stage1.block_n = 64;
     d.stage2.block_n = 128;
     if (bm == 16) d.stage1.block_k = 128, d.stage1.stages = 3;
+    if (bm == 32 && shape.dtype == DtypePath::a8w4) d.stage1.stages = 3;
     while (d.stage2.block_n > 32 && d.stage2.block_n > shape.hidden) d.stage2.block_n /= 2;
     while (d.stage1.block_n > 32 && d.stage1.block_n > shape.inter) d.stage1.block_n /= 2;
     for (KernelConfig* s : {&d.stage1, &d.stage2}) make_valid(*s, arch, shape);

@@ -51,18 +51,20 @@ void staged_rules(const KernelConfig& c, Arch arch, Add& add) {
 }
 
 // Fragment decode (kernels/moe_staged_gemm.cuh, staged_fd_gemm_tile): a staged main loop whose
-// warps decode the repacked words of their own fragments. It needs one warp row (else two warps
-// would decode the same weights), the repacked layout (the decode reads whole repacked words),
-// bf16 activations (a8w4's activations are decoded once per CTA into an LDS tile one k-tile
-// ahead, which this loop has no room for) and at most 8 pieces of 32 K per row and k-tile (the
-// bank swizzle of the raw ring).
+// warps decode the weight words of their own fragments. It needs one warp row (else two warps
+// would decode the same weights) and at most 8 pieces of 32 K per row and k-tile (the bank
+// swizzle of the raw ring). A16W4 decodes repacked words into bf16 pairs; A8W4 turns natural
+// words into e4m3 codes for the fp8 MMA (mma.sync m16n8k32 e4m3, OCP codes only), whose
+// natural-layout conversion is 7 instructions per word where the repacked bits would need ~15.
 template <class Add>
 void fragment_decode_rules(const KernelConfig& c, Add& add) {
   if (!c.staged) add("fragment decode is a variant of the staged main loop (staged 1)");
-  if (!c.repacked) add("fragment decode reads whole words of the repacked MXFP4 layout (repack 1)");
-  if (c.dtype != DtypePath::a16w4)
-    add(fmt::format("fragment decode serves a16w4 only ({}: the activations would need an LDS tile decoded a k-tile ahead)",
-                    moe::to_string(c.dtype)));
+  if (c.dtype == DtypePath::a16w4 && !c.repacked)
+    add("a16w4 fragment decode reads whole words of the repacked MXFP4 layout (repack 1)");
+  if (c.dtype == DtypePath::a8w4 && c.repacked)
+    add("a8w4 fragment decode turns natural MXFP4 words into e4m3 codes (repack 0; the repacked bits would cost twice the instructions)");
+  if (c.dtype == DtypePath::a8w4 && c.fp8 != Fp8Flavor::ocp)
+    add("a8w4 fragment decode multiplies OCP e4m3 codes (mma.sync m16n8k32 e4m3): e4m3fnuz has no such MMA");
   if (c.block_m > 64)
     add(fmt::format("block_m {} with fragment decode: at most 64 (one warp row; two would decode every weight twice)", c.block_m));
   if (c.block_k > 256)

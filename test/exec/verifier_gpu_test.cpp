@@ -170,16 +170,15 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     for (bool swapped : {true, false}) verify_where_valid(layout(defaults.stage1, swapped), layout(defaults.stage2, swapped));
   }
   SECTION("the staged main loop with fragment decode, 16- and 32-token blocks") {
-    // A16W4 on sm_90 only (a8w4 decodes its activations into an LDS tile; bf16 has no MXFP4):
-    // elsewhere the rules must refuse it.
-    bool const fd_valid = sm90_mxfp4 && base_shape.dtype == moe::DtypePath::a16w4;
+    // sm_90 MXFP4 only (A16W4: bf16 pairs from the repacked layout; A8W4: e4m3 codes from the
+    // natural one into fp8 MMAs; bf16 has no MXFP4): elsewhere the rules must refuse it.
+    bool const fd_valid = sm90_mxfp4;
     for (int bm : {16, 32}) {
       auto fd = [&](search::KernelConfig c) {
         c.swap_ab = false;
         c.staged = true;
-        c.fragment_decode = false;
         c.fragment_decode = true;
-        c.repacked = true;
+        c.repacked = base_shape.dtype == moe::DtypePath::a16w4;
         c.block_m = bm;
         c.block_n = c.stage == 1 ? 64 : 128;
         c.block_k = c.stage == 1 && bm == 16 ? 128 : 64;
@@ -260,17 +259,22 @@ TEST_CASE("gates: dims not multiples of 128 (H800 I224 E16 top4), every path", "
 // 7th scale byte is set to 0 or 1 (stage one) and 0, 1, 129 or 130 (stage two) in turn.
 TEST_CASE("gates: MXFP4 scales outside the fast decode range, every sm_90 main loop", "[gpu][exec]") {
   auto const arch = compiler().arch();
-  auto const shape = make_shape(800, 224, 16, 4, moe::DtypePath::a16w4);
+  // A8W4 too: its fragment decode scales fp8 MMA partial sums in fp32 (no range test at all),
+  // its other kernels share the A16W4 decodes' fast range. Its intermediate is fp8, whose
+  // rounding steps are 16 times bf16's, so it gets only the small scales (below).
+  auto const dtype = GENERATE(moe::DtypePath::a16w4, moe::DtypePath::a8w4);
+  bool const a8w4 = dtype == moe::DtypePath::a8w4;
+  auto const shape = make_shape(800, 224, 16, 4, dtype);
   // Stage one gets only the small ones: a large scale there makes h ~1e6, where one bf16
   // rounding step of h that the fp32 sums' order decides (kernel vs reference) moves y by
   // thousands. Large scales in stage two move y by at most ~0.4 per such step (|h| ~ 1,
   // elements up to 48): the tolerance below (atol 2) covers that and nothing more; a wrong
   // exact path (a factor off by one power of two) is off by tens to hundreds.
-  auto const extreme = [](moe::Weights& w) {
+  auto const extreme = [a8w4](moe::Weights& w) {
     std::uint8_t const small[] = {0, 1};
     std::uint8_t const both[] = {0, 1, 129, 130};
     for (std::size_t i = 0; i < w.w1_scales.size(); i += 7) w.w1_scales[i] = small[(i / 7) % 2];
-    for (std::size_t i = 0; i < w.w2_scales.size(); i += 7) w.w2_scales[i] = both[(i / 7) % 4];
+    for (std::size_t i = 0; i < w.w2_scales.size(); i += 7) w.w2_scales[i] = a8w4 ? small[(i / 7) % 2] : both[(i / 7) % 4];
   };
   exec::Verifier verifier(device(), compiler(), shape, 11, extreme);
   // 2, 10 and 50 tokens per expert: the swapped, 16- and 32-token fragment-decode defaults.
@@ -282,6 +286,7 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, every sm_90 main l
     auto o1 = d.stage1, o2 = d.stage2;
     for (auto* c : {&o1, &o2}) {
       if (c->swap_ab) c->repacked = false;
+      if (c->fragment_decode) c->repacked = true;  // A8W4's fragment decode reads natural words
       c->fragment_decode = false;
       c->waves = 0;
     }

@@ -52,22 +52,27 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     bool swapped, staged, fragment_decode;
     int block_m;
   };
-  // Backbone: 6 M / 384 tokens per expert. Below 3 the swapped kernels; A16W4 from 3 to 160
-  // the staged main loop with fragment decode, 16-token blocks below 16 per expert and 32
-  // above (session 7, probes p3-p4); then the staged LDS-tile kernels with 128-token blocks.
-  for (auto const e : {Expect{8, true, false, false, 8}, Expect{128, true, false, false, 8},
-                       Expect{256, false, true, true, 16}, Expect{512, false, true, true, 16},
-                       Expect{4096, false, true, true, 32}, Expect{16384, false, true, false, 128}}) {
-    auto const d = search::default_config(shape, search::Arch::sm_90, e.M);
+  // The sm_90 default at e.M: valid in both stages, with the expected main loop and tile.
+  auto const checked_default = [](const moe::MoeShape& s, const Expect& e) {
+    auto const d = search::default_config(s, search::Arch::sm_90, e.M);
     CAPTURE(e.M, d.stage1.name(), d.stage2.name());
-    REQUIRE_FALSE(search::check_config(d.stage1, search::Arch::sm_90, shape));
-    REQUIRE_FALSE(search::check_config(d.stage2, search::Arch::sm_90, shape));
+    REQUIRE_FALSE(search::check_config(d.stage1, search::Arch::sm_90, s));
+    REQUIRE_FALSE(search::check_config(d.stage2, search::Arch::sm_90, s));
     CHECK(d.stage1.swap_ab == e.swapped);
     CHECK(d.stage1.staged == e.staged);
     CHECK(d.stage2.staged == e.staged);
     CHECK(d.stage1.fragment_decode == e.fragment_decode);
     CHECK(d.stage2.fragment_decode == e.fragment_decode);
     CHECK(d.stage1.block_m == e.block_m);
+    return d;
+  };
+  // Backbone: 6 M / 384 tokens per expert. Below 3 the swapped kernels; A16W4 from 3 to 160
+  // the staged main loop with fragment decode, 16-token blocks below 16 per expert and 32
+  // above (session 7, probes p3-p4); then the staged LDS-tile kernels with 128-token blocks.
+  for (auto const e : {Expect{8, true, false, false, 8}, Expect{128, true, false, false, 8},
+                       Expect{256, false, true, true, 16}, Expect{512, false, true, true, 16},
+                       Expect{4096, false, true, true, 32}, Expect{16384, false, true, false, 128}}) {
+    auto const d = checked_default(shape, e);
     // MXFP4 on sm_90 reads the repacked layout in every main loop (session 6, p2-p4), with
     // 8-token swapped blocks and 32-token fragment-decode blocks at 4 CTAs per SM and 8-warp
     // staged stages at 2.
@@ -80,24 +85,23 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage2.waves == hint(d.stage2));
     if (e.block_m == 8 || e.block_m == 16) CHECK(d.stage1.block_k == 128);
   }
-  // A8W4 has no fragment decode (its activations are decoded into an LDS tile): the swapped
-  // kernels below 6 tokens per expert, the LDS-tile staged kernels from 6 on.
+  // A8W4 with OCP fp8 takes fragment decode into e4m3 MMAs (natural words) from the first
+  // token up to 160 per expert (session 8, probes p2-p3): 16-token blocks below 16 per expert,
+  // 32-token blocks with stage one in a ring of 3 above, then the LDS-tile staged kernels.
   {
     auto a8 = shape;
     a8.dtype = moe::DtypePath::a8w4;
-    CHECK(search::default_config(a8, search::Arch::sm_90, 256).stage1.swap_ab);
-    auto const staged = search::default_config(a8, search::Arch::sm_90, 512);
-    CHECK(staged.stage1.staged);
-    CHECK_FALSE(staged.stage1.fragment_decode);
-  }
-  // A8W4 keeps stage one's 256-K k-tiles (32 columns), repacked too.
-  {
-    auto a8 = shape;
-    a8.dtype = moe::DtypePath::a8w4;
-    auto const d = search::default_config(a8, search::Arch::sm_90, 64);
-    CHECK(d.stage1.repacked);
-    CHECK(d.stage1.block_k == 256);
-    CHECK(d.stage1.block_n == 32);
+    a8.fp8_flavor = moe::Fp8Flavor::ocp;
+    for (auto const e : {Expect{1, false, true, true, 16}, Expect{256, false, true, true, 16},
+                         Expect{2048, false, true, true, 32}, Expect{4096, false, true, true, 32},
+                         Expect{16384, false, true, false, 128}}) {
+      auto const d = checked_default(a8, e);
+      if (e.fragment_decode) {
+        CHECK_FALSE(d.stage1.repacked);  // e4m3 codes come from natural words
+        CHECK_FALSE(d.stage2.repacked);
+        CHECK(d.stage1.stages == 3);
+      }
+    }
   }
   // bf16 weights and AMD never take the staged main loop; bf16 keeps the swapped kernels up
   // to 12 tokens per expert.
