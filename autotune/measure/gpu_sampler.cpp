@@ -36,6 +36,7 @@ GpuSampler::~GpuSampler() {
 
 void GpuSampler::begin_bucket(const BucketPlan& bucket) {
   m_arms.clear();
+  m_kept = false;
   m_inputs.reset();
   m_weights.reset();
   m_M = bucket.M;
@@ -162,45 +163,79 @@ Verification GpuSampler::verify(const TunePair& pair, const TunePair& baseline) 
 }
 
 void GpuSampler::begin_block(const BlockSpec& block) {
-  m_arms.clear();  // graphs and pipelines of the previous block
-  // New inputs and weights are allocated while the old ones still exist, so they cannot
-  // land on the same addresses: the point of a block is a new placement. Alone that only
-  // alternates between two placements (block 2 gets block 0's addresses back); the declared
-  // pad of random size, allocated first and held for the block, shifts every later buffer.
-  std::unique_ptr<gpu::DeviceBuffer> pad;
-  if (block.placement_pad_bytes > 0) {
-    pad = std::make_unique<gpu::DeviceBuffer>(m_device, block.placement_pad_bytes);
-  }
-  m_placement_pad = std::move(pad);
   // The block's tokens: the bucket's M unless the block says otherwise (the stage times of a
   // row are taken at its `token`, BlockSpec::M).
   std::int64_t const M = block.M.value_or(m_M);
   if (M < 1) throw std::invalid_argument(fmt::format("begin_block: M = {} tokens", M));
-  auto shape = m_shape;
-  shape.tokens = M;
-  auto const x = moe::make_activations(shape, block.seed);
-  auto const routing =
-      moe::make_routing(m_opt.routing, M, shape.experts, shape.topk, block.seed);
-  auto inputs = std::make_unique<exec::DeviceInputs>(m_device, shape, x, routing);
-  // Fresh allocations (a new placement), filled from the verifier's device copy.
-  auto weights = std::make_unique<exec::DeviceWeights>(
-      m_device, m_verifier->device_weights(),
-      exec::cold_weight_copies(m_device, shape, routing,
-                               m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
-  // The arms' scratch is allocated below in the block's build order (declared, balanced).
-  m_inputs = std::move(inputs);
-  m_weights = std::move(weights);
+  int const R = block.repeats.value_or(m_opt.repeats);
+  int const warmups = block.warmup_replays.value_or(m_opt.warmup_replays);
+  if (R < 1 || warmups < 0) {
+    throw std::invalid_argument(fmt::format("begin_block: {} repeats, {} warm-up replays", R, warmups));
+  }
+  // A kept block after a kept block of the same kind goes on with its inputs, weights and
+  // the arms it names again (#15); everything else starts fresh.
+  bool const reuse = block.keep_arms && m_kept && m_inputs && m_weights &&
+                     m_inputs->tokens() == M && m_kept_units == block.units && m_kept_repeats == R;
+  std::vector<ArmState> reused;
+  if (reuse) {
+    for (auto& s : m_arms) {
+      bool const named = std::any_of(block.arms.begin(), block.arms.end(), [&](const Arm& a) {
+        return a.label == s.label && a.pair.name() == s.pair_name && a.delay_ns == s.delay_ns;
+      });
+      if (named) reused.push_back(std::move(s));
+    }
+    m_arms.clear();  // the arms this block does not name again: released here
+  } else {
+    m_arms.clear();  // graphs and pipelines of the previous block
+  }
+  m_kept = block.keep_arms;
+  m_kept_units = block.units;
+  m_kept_repeats = R;
+  if (!reuse) {
+    // New inputs and weights are allocated while the old ones still exist, so they cannot
+    // land on the same addresses: the point of a block is a new placement. Alone that only
+    // alternates between two placements (block 2 gets block 0's addresses back); the declared
+    // pad of random size, allocated first and held for the block, shifts every later buffer.
+    std::unique_ptr<gpu::DeviceBuffer> pad;
+    if (block.placement_pad_bytes > 0) {
+      pad = std::make_unique<gpu::DeviceBuffer>(m_device, block.placement_pad_bytes);
+    }
+    m_placement_pad = std::move(pad);
+    auto shape = m_shape;
+    shape.tokens = M;
+    auto const x = moe::make_activations(shape, block.seed);
+    auto const routing =
+        moe::make_routing(m_opt.routing, M, shape.experts, shape.topk, block.seed);
+    auto inputs = std::make_unique<exec::DeviceInputs>(m_device, shape, x, routing);
+    // Fresh allocations (a new placement), filled from the verifier's device copy.
+    auto weights = std::make_unique<exec::DeviceWeights>(
+        m_device, m_verifier->device_weights(),
+        exec::cold_weight_copies(m_device, shape, routing,
+                                 m_verifier->device_weights().bytes_per_copy(), m_opt.hot));
+    // The arms' scratch is allocated below in the block's build order (declared, balanced).
+    m_inputs = std::move(inputs);
+    m_weights = std::move(weights);
+  }
 
   auto wants = [&](TimedUnit u) {
     return std::find(block.units.begin(), block.units.end(), u) != block.units.end();
   };
   using exec::PipelinePart;
   for (auto const& arm : block.arms) {
+    auto const kept = std::find_if(reused.begin(), reused.end(),
+                                   [&](const ArmState& s) { return s.label == arm.label; });
+    if (kept != reused.end()) {
+      m_arms.push_back(std::move(*kept));  // built, captured and warmed in an earlier block
+      reused.erase(kept);
+      continue;
+    }
     try {
       if (m_build_observer) m_build_observer(arm.label);
       ArmState s;
       s.label = arm.label;
       s.pair_name = arm.pair.name();
+      s.delay_ns = arm.delay_ns;
+      s.repeats = R;
       s.pipeline = make_pipeline(arm.pair, M);
       if (m_test_faults) m_test_faults->inject(s.pair_name, TestFault::When::build, m_stream);
       if (arm.delay_ns) s.pipeline->set_delay(delay_unit(), *arm.delay_ns);
@@ -208,9 +243,8 @@ void GpuSampler::begin_block(const BlockSpec& block) {
       s.pipeline->enqueue(*m_inputs, *m_weights, m_stream);
       m_stream.synchronize();
       auto capture = [&](PipelinePart part) {
-        auto g = exec::capture_repeats(*s.pipeline, *m_inputs, *m_weights, m_stream, part,
-                                       m_opt.repeats);
-        for (int w = 0; w < m_opt.warmup_replays; ++w) (void)replay(g);
+        auto g = exec::capture_repeats(*s.pipeline, *m_inputs, *m_weights, m_stream, part, R);
+        for (int w = 0; w < warmups; ++w) (void)replay(g, R);
         return g;
       };
       if (wants(TimedUnit::full)) s.full = capture(PipelinePart::all);
@@ -230,6 +264,10 @@ void GpuSampler::begin_block(const BlockSpec& block) {
   }
 }
 
+void GpuSampler::release_arm(std::string_view arm) {
+  std::erase_if(m_arms, [&](const ArmState& s) { return s.label == arm; });
+}
+
 const jit::CompileResult& GpuSampler::delay_unit() {
   // Compiled once per sampler, outside the code cache: one tiny unit, well under a second.
   if (!m_delay_unit) {
@@ -241,8 +279,8 @@ const jit::CompileResult& GpuSampler::delay_unit() {
   return m_delay_unit->result;
 }
 
-double GpuSampler::replay(const gpu::GraphExec& graph) {
-  return m_timer.time_us(graph, m_stream, m_opt.repeats);
+double GpuSampler::replay(const gpu::GraphExec& graph, int repeats) {
+  return m_timer.time_us(graph, m_stream, repeats);
 }
 
 double GpuSampler::sample_us(std::string_view arm, TimedUnit unit) {
@@ -254,14 +292,15 @@ double GpuSampler::sample_us(std::string_view arm, TimedUnit unit) {
     switch (unit) {
       case TimedUnit::full:
         if (!it->full) break;
-        return replay(*it->full);
+        return replay(*it->full, it->repeats);
       case TimedUnit::stage1:
         if (!it->sort || !it->sort_stage1) break;
         // Stage one alone = (sort + stage one) - sort, sampled back to back.
-        return std::max(0.0, replay(*it->sort_stage1) - replay(*it->sort));
+        return std::max(0.0, replay(*it->sort_stage1, it->repeats) -
+                                  replay(*it->sort, it->repeats));
       case TimedUnit::stage2:
         if (!it->stage2) break;
-        return replay(*it->stage2);
+        return replay(*it->stage2, it->repeats);
     }
   } catch (const std::exception& e) {
     throw SamplerError(Outcome::launch_error, std::string(arm), e.what());

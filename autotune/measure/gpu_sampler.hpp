@@ -10,6 +10,9 @@
 //  - begin_block allocates new inputs and weights (the new ones before the old are freed, so
 //    the allocator cannot hand back the same addresses) and builds and captures every arm
 //    anew: placement changes between blocks and becomes noise the paired statistics see;
+//    except screen blocks (BlockSpec::keep_arms, #15), which share the screen's inputs and
+//    weights and keep every arm built (pipeline, loaded modules, captured and warmed graph)
+//    until the tuner releases it or a block that is not kept begins;
 //  - a sample is one replay of a graph of R launches, timed with events, divided by R;
 //    weights rotate through copies totalling >= 4x L2 unless `hot`.
 // Limits: in-process, a kernel that hangs is not caught (no watchdog: timeout is never
@@ -60,6 +63,7 @@ class GpuSampler final : public Sampler {
   [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
+  void release_arm(std::string_view arm) override;
   [[nodiscard]] int repeats() const override { return m_opt.repeats; }
   // The tokens of the current block's inputs (BlockSpec::M, else the bucket's M); 0 before
   // the first block.
@@ -74,11 +78,13 @@ class GpuSampler final : public Sampler {
   struct ArmState {
     std::string label;
     std::string pair_name;  // for the test-fault hook
+    std::optional<std::uint64_t> delay_ns;  // Arm::delay_ns: a kept arm is reused only alike
+    int repeats = 16;       // launches per replay of its graphs (BlockSpec::repeats)
     std::unique_ptr<exec::MoePipeline> pipeline;
     std::optional<gpu::GraphExec> full, sort, sort_stage1, stage2;
   };
   [[nodiscard]] std::unique_ptr<exec::MoePipeline> make_pipeline(const TunePair& pair, std::int64_t M);
-  [[nodiscard]] double replay(const gpu::GraphExec& graph);
+  [[nodiscard]] double replay(const gpu::GraphExec& graph, int repeats);
   // calibrate's delay kernel (Arm::delay_ns), compiled on first use.
   [[nodiscard]] const jit::CompileResult& delay_unit();
 
@@ -99,6 +105,11 @@ class GpuSampler final : public Sampler {
   std::unique_ptr<exec::DeviceInputs> m_inputs;
   std::unique_ptr<exec::DeviceWeights> m_weights;
   std::vector<ArmState> m_arms;
+  // The last block was kept (BlockSpec::keep_arms): its inputs, weights and arms may serve
+  // the next kept block with the same units and repeats.
+  bool m_kept = false;
+  std::vector<TimedUnit> m_kept_units;
+  int m_kept_repeats = 0;
   std::unique_ptr<TestFaultInjector> m_test_faults;  // null unless test_faults is set
   std::function<void(const std::string&)> m_build_observer;
 };

@@ -259,6 +259,22 @@ double RemoteSampler::sample_us(std::string_view arm_view, TimedUnit unit) {
   }
 }
 
+void RemoteSampler::release_arm(std::string_view arm_view) {
+  std::string const arm(arm_view);
+  if (m_block) {
+    std::erase_if(m_block->arms, [&](const Arm& a) { return a.label == arm; });
+  }
+  // Without a worker holding the block there is nothing to free: a fresh one builds the block
+  // from m_block, which no longer names the arm.
+  if (!m_worker || !m_block_sent) return;
+  try {
+    (void)exchange("release_arm", {{"arm", arm}}, m_watchdog.limit(m_watchdog.sample_floor_s), arm);
+  } catch (const SamplerError&) {
+    // Freeing an arm that is sampled no more is no measurement: a worker lost here is
+    // replaced by the next call, which rebuilds the block without the arm.
+  }
+}
+
 int RemoteSampler::repeats() const {
   if (m_repeats == 0) {
     // Defined behaviour: the object itself is never const; only this getter is.

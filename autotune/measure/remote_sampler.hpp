@@ -66,6 +66,8 @@ class RemoteSampler final : public Sampler {
   [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
+  // Tells a running worker; a worker started later rebuilds the block without the arm.
+  void release_arm(std::string_view arm) override;
   // From the first worker's greeting: starts one if none has run yet.
   [[nodiscard]] int repeats() const override;
 

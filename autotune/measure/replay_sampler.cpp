@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -181,6 +182,9 @@ void ReplaySampler::begin_bucket(const BucketPlan& bucket) {
   // (`tune --shard`) decides its buckets as the whole run does.
   m_state = m_model.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(bucket.line + 1));
   m_in_block = false;
+  for (auto const& [label, pair] : m_alive) m_log.push_back("release " + label + "=" + pair);
+  m_alive.clear();
+  m_kept = false;
   if (auto const f = m_model.setup_failure.find(bucket.key.token); f != m_model.setup_failure.end()) {
     throw Error(fmt::format("bucket token={} (line {}): {} (replay model setup_failure)",
                             bucket.key.token, bucket.line, f->second));
@@ -233,19 +237,67 @@ void ReplaySampler::begin_block(const BlockSpec& block) {
   // A model's times do not depend on the block's tokens (BlockSpec::M); the log records them.
   if (block.M) line += fmt::format(" M={}", *block.M);
   m_log.push_back(std::move(line));
-  for (auto const& arm : block.arms) {
-    if (m_build_observer) m_build_observer(arm.label);
-    misbehave_if_asked(arm.pair.name(), "build");
+  // Which arms a GpuSampler would build and which it would keep (BlockSpec::keep_arms): the
+  // kept ones keep their placement offset too (same buffers, same graph).
+  auto identity = [](const Arm& a) {
+    return a.delay_ns ? fmt::format("{}@{}ns", a.pair.name(), *a.delay_ns) : a.pair.name();
+  };
+  bool const reuse = block.keep_arms && m_kept && m_in_block &&
+                     block.M.value_or(0) == m_block.M.value_or(0) && block.units == m_block.units &&
+                     block.repeats == m_block.repeats;
+  std::map<std::string, std::string> alive;
+  std::vector<bool> kept(block.arms.size(), false);
+  for (std::size_t i = 0; i < block.arms.size(); ++i) {
+    auto const& a = block.arms[i];
+    auto const it = m_alive.find(a.label);
+    kept[i] = reuse && it != m_alive.end() && it->second == identity(a);
   }
+  for (auto const& [label, pair] : m_alive) {
+    bool const named = std::any_of(block.arms.begin(), block.arms.end(), [&](const Arm& a) {
+      return a.label == label && identity(a) == pair;
+    });
+    if (!reuse || !named) m_log.push_back("release " + label + "=" + pair);
+  }
+  for (std::size_t i = 0; i < block.arms.size(); ++i) {
+    if (kept[i]) continue;  // not built again: nothing to observe, nothing to crash
+    if (m_build_observer) m_build_observer(block.arms[i].label);
+    misbehave_if_asked(block.arms[i].pair.name(), "build");
+  }
+  for (std::size_t i = 0; i < block.arms.size(); ++i) {
+    auto const& a = block.arms[i];
+    alive[a.label] = identity(a);
+    if (kept[i]) {
+      m_log.push_back(fmt::format("reuse {} {}={}", to_string(block.phase), a.label, identity(a)));
+    } else {
+      auto const warmup =
+          block.warmup_replays ? std::to_string(*block.warmup_replays) : std::string("default");
+      m_log.push_back(fmt::format("build {} {}={} warmup={} repeats={}", to_string(block.phase),
+                                  a.label, identity(a), warmup,
+                                  block.repeats.value_or(m_model.repeats)));
+    }
+  }
+  m_alive = std::move(alive);
+  m_kept = block.keep_arms;
   m_block = block;
   m_in_block = true;
-  // Fresh placement for every arm of the new block.
+  // Fresh placement for every arm built anew; a kept arm keeps its offset. Every arm draws
+  // from the stream alike, so a kept block leaves the later samples' stream unchanged.
+  auto const previous = std::move(m_block_offset);
   m_block_offset.clear();
   for (std::size_t i = 0; i < block.arms.size(); ++i) {
     double offset = m_model.block_sd * normal();
     if (i < m_model.build_order_bias.size()) offset += m_model.build_order_bias[i];
+    if (kept[i]) offset = previous.at(block.arms[i].label);
     m_block_offset[block.arms[i].label] = offset;
   }
+}
+
+void ReplaySampler::release_arm(std::string_view arm) {
+  auto const it = m_alive.find(std::string(arm));
+  if (it == m_alive.end()) return;
+  m_log.push_back("release " + it->first + "=" + it->second);
+  m_alive.erase(it);
+  std::erase_if(m_block.arms, [&](const Arm& a) { return a.label == arm; });
 }
 
 double ReplaySampler::sample_us(std::string_view arm_label, TimedUnit unit) {

@@ -91,10 +91,15 @@ class ReplaySampler final : public Sampler {
   [[nodiscard]] Verification verify(const TunePair& pair, const TunePair& baseline) override;
   void begin_block(const BlockSpec& block) override;
   [[nodiscard]] double sample_us(std::string_view arm, TimedUnit unit) override;
+  void release_arm(std::string_view arm) override;
   [[nodiscard]] int repeats() const override { return m_model.repeats; }
 
   // "begin_bucket token=8", "prepare P", "verify P", "begin_block confirm 0 2 baseline=P ...",
-  // "sample confirm candidate full": one line per call, in call order.
+  // "sample confirm candidate full": one line per call, in call order. After each
+  // begin_block line, one line per arm as a GPU sampler would treat it: "build PHASE LABEL=P
+  // warmup=W repeats=R" (built, captured, warmed) or "reuse PHASE LABEL=P" (kept from the
+  // previous kept block, BlockSpec::keep_arms); "release LABEL=P" when an arm is dropped by
+  // release_arm or by a kept block that does not name it again.
   [[nodiscard]] const std::vector<std::string>& log() const { return m_log; }
   [[nodiscard]] ReplayModel& model() { return m_model; }
   // Called with each arm's label as begin_block builds it (the worker reports it, so a crash
@@ -115,6 +120,10 @@ class ReplaySampler final : public Sampler {
   BlockSpec m_block;
   bool m_in_block = false;
   std::map<std::string, double> m_block_offset;  // by arm label, for the current block
+  // Arms alive as a GpuSampler would hold them: label -> pair name (with delay), for the log
+  // and for keep_arms; m_kept: the current block was kept.
+  std::map<std::string, std::string> m_alive;
+  bool m_kept = false;
   std::map<std::string, std::size_t> m_recorded_pos;
 };
 

@@ -11,6 +11,9 @@
 //   begin_block(spec)                            fresh buffers and fresh graph captures for
 //   sample_us(arm, unit) ...                     the arms named in spec, then samples
 //   begin_block(spec) ...
+// Screening (#15) keeps its arms instead: screen blocks set BlockSpec::keep_arms, share one
+// set of inputs and weights for the bucket's screen, and an arm built in an earlier screen
+// block is used again as it is (graph captured, already warm); release_arm drops one early.
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -79,6 +82,20 @@ struct BlockSpec {
   // sets it (to the row's `token`): AITER reads us1/us2 as times at `token`, while screening
   // and confirmation run at the bucket's M (actual_m).
   std::optional<std::int64_t> M;
+  // Kept arms (screen only, #15). Set: this block is not fresh. Its inputs and weights are
+  // those of the previous kept block when that was the sampler's last block and had the same
+  // tokens and units (else allocated anew from this block's seed and pad, and held until a
+  // block that is not kept, or begin_bucket). An arm of that previous block with the same
+  // label, pair and delay is used again as it is: not rebuilt, not recaptured, not warmed up
+  // again. Arms of the previous block this one does not name are released. Never set for
+  // select, confirm or stage_times: those blocks stay fresh (DESIGN.md §4).
+  bool keep_arms = false;
+  // Replays after capture, per graph, of the arms built in this block; empty = the sampler's
+  // own (3 on the GPU). A kept arm is warmed once, when it is built.
+  std::optional<int> warmup_replays;
+  // Launches per graph replay (R) of this block's arms; empty = the sampler's repeats().
+  // Samples stay microseconds per launch.
+  std::optional<int> repeats;
 };
 
 // Compiling and loading a pair, before anything is verified or timed.
@@ -139,6 +156,10 @@ class Sampler {
   virtual void begin_block(const BlockSpec& block) = 0;
   // One sample: microseconds per launch of one replay of the arm's graph of R launches.
   [[nodiscard]] virtual double sample_us(std::string_view arm, TimedUnit unit = TimedUnit::full) = 0;
+  // Drops one arm of the current block (its graphs and pipeline), e.g. a screen candidate
+  // raced out: it is sampled no more, and a kept block does not hold it either. An unknown
+  // label is ignored. Samplers without device memory to give back may do nothing else.
+  virtual void release_arm(std::string_view arm) = 0;
   // The launches per graph replay (R), for the manifest.
   [[nodiscard]] virtual int repeats() const = 0;
 };

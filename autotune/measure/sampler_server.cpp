@@ -112,6 +112,9 @@ int SamplerServer::run() {
                                std::string("setting up the block failed: ") + e.what());
           }
           answer["result"] = nullptr;
+        } else if (method == "release_arm") {
+          m_sampler.release_arm(params.at("arm").get<std::string>());
+          answer["result"] = nullptr;
         } else if (method == "sample_us") {
           answer["result"] = wire::number(m_sampler.sample_us(
               params.at("arm").get<std::string>(),

@@ -210,6 +210,9 @@ json to_json(const BlockSpec& block) {
            {"arms", std::move(arms)},
            {"units", std::move(units)}};
   if (block.M) out["M"] = *block.M;
+  if (block.keep_arms) out["keep_arms"] = true;
+  if (block.warmup_replays) out["warmup_replays"] = *block.warmup_replays;
+  if (block.repeats) out["repeats"] = *block.repeats;
   return out;
 }
 
@@ -228,6 +231,9 @@ BlockSpec block_from_json(const json& j) {
   b.units.clear();
   for (auto const& u : j.at("units")) b.units.push_back(parse_unit(u.get<std::string>()));
   if (j.contains("M")) b.M = j.at("M").get<std::int64_t>();
+  b.keep_arms = j.value("keep_arms", false);
+  if (j.contains("warmup_replays")) b.warmup_replays = j.at("warmup_replays").get<int>();
+  if (j.contains("repeats")) b.repeats = j.at("repeats").get<int>();
   return b;
 }
 

@@ -251,6 +251,13 @@ class BucketRun {
     spec.phase = phase;
     spec.index = index;
     spec.seed = block_seed(m_opt.seed, phase, 0, index);
+    if (phase == measure::Phase::screen) {
+      // Kept arms (#15): the baseline is built once for every screen block of the bucket, each
+      // candidate once; a new arm is warmed screen_warmup_replays times (ProtocolOptions).
+      spec.keep_arms = true;
+      spec.warmup_replays = m_opt.screen_warmup_replays;
+      if (m_opt.screen_repeats > 0) spec.repeats = m_opt.screen_repeats;
+    }
     spec.arms.push_back({kBaselineArm, m_res.baseline});
     std::map<std::string, std::size_t> arm_pair;
     for (auto i : members) {
@@ -280,9 +287,17 @@ class BucketRun {
         for (auto const& [label, i] : arm_pair) {
           auto& p = m_res.pairs[i];
           if (!is_open(i) || p.screen_stopped || (p.*store).empty()) continue;
-          if (*std::min_element((p.*store).begin(), (p.*store).end()) > bar) p.screen_stopped = true;
+          if (*std::min_element((p.*store).begin(), (p.*store).end()) > bar) {
+            p.screen_stopped = true;
+            m_sampler.release_arm(label);  // sampled no more: its graph and buffers go now
+          }
         }
       }
+    }
+    if (spec.keep_arms) {
+      // The block's candidates are done (a candidate is screened in one block only); the
+      // baseline stays built for the next screen block.
+      for (auto const& [label, i] : arm_pair) m_sampler.release_arm(label);
     }
     return base;
   }
@@ -319,6 +334,7 @@ class BucketRun {
         }
       }
     }
+    m_sampler.release_arm(kBaselineArm);  // the screen's last arm: nothing kept past it
     std::vector<std::size_t> ranked;
     for (auto i : alive) {
       if (is_open(i) && m_res.pairs[i].screen_score) ranked.push_back(i);
@@ -563,8 +579,10 @@ BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sa
   }
   if (options.confirm_blocks < 1 || options.pairs_per_block < 1 || options.screen_samples < 1 ||
       options.select_rounds < 1 || options.finalists < 1 || options.stage_time_samples < 1 ||
-      options.control_remeasures < 0) {
-    throw std::invalid_argument("tune_bucket: protocol counts must be positive");
+      options.control_remeasures < 0 || options.screen_warmup_replays < 0 ||
+      options.screen_repeats < 0) {
+    throw std::invalid_argument(
+        "tune_bucket: protocol counts must be positive (screen warm-ups and repeats: >= 0)");
   }
   return BucketRun(bucket, sampler, options, hooks).run();
 }

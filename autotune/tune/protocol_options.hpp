@@ -35,6 +35,16 @@ struct ProtocolOptions {
   double screen_race_margin = 0.10;
   int screen_race_after = 2;
   int screen_block_size = 16;  // candidates per screening block: bounds device memory
+  // Kept screen arms (#15): the screen blocks of a bucket share one set of inputs and weights
+  // (the first screen block's), and every arm is built once per bucket — pipeline, loaded
+  // code, captured graph — then sampled in as many screen blocks as name it (the baseline:
+  // all of them) and released when its candidate is raced out or its block is done. An arm
+  // built for the screen is warmed with `screen_warmup_replays` replays of its graph (the
+  // fresh blocks of select and confirmation keep the sampler's 3); its graph holds
+  // `screen_repeats` launches (0 = the sampler's R, the launches of every other phase).
+  // Selection and confirmation never reuse a screen arm or a screen sample.
+  int screen_warmup_replays = 1;
+  int screen_repeats = 0;
   int finalists = 3;
   // Select: finalists and the baseline interleaved in rounds, on their own block.
   int select_rounds = 9;

@@ -87,6 +87,8 @@ nlohmann::json to_json(const ProtocolOptions& o) {
           {"screen_race_margin", o.screen_race_margin},
           {"screen_race_after", o.screen_race_after},
           {"screen_block_size", o.screen_block_size},
+          {"screen_warmup_replays", o.screen_warmup_replays},
+          {"screen_repeats", o.screen_repeats},
           {"finalists", o.finalists},
           {"select_rounds", o.select_rounds},
           {"confirm_blocks", o.confirm_blocks},

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "autotune/search/default_config.hpp"
 #include "autotune/search/test_break.hpp"
@@ -76,6 +77,57 @@ measure::TunePair quick_checked_baseline(measure::GpuSampler& sampler, const mea
 }
 
 }  // namespace
+
+TEST_CASE("GpuSampler kept screen arms: built once across kept blocks, released on request, "
+          "fresh again in a block that is not kept",
+          "[gpu][tune][sampler]") {
+  measure::GpuSampler sampler(device(), arch(), compiler());
+  std::vector<std::string> built;
+  sampler.set_build_observer([&](const std::string& arm) { built.push_back(arm); });
+  auto const bucket = small_bucket(16, 12);
+  auto const base = quick_checked_baseline(sampler, bucket, "M=12 uniform");
+  auto const cand = candidate_pair(bucket);
+  REQUIRE(sampler.prepare(cand).ok());
+
+  measure::BlockSpec screen;
+  screen.phase = measure::Phase::screen;
+  screen.seed = 5;
+  screen.keep_arms = true;
+  screen.warmup_replays = 1;
+  screen.repeats = 8;
+  screen.arms = {measure::Arm("baseline", base), measure::Arm("first", cand)};
+  sampler.begin_block(screen);
+  CHECK(built == std::vector<std::string>{"baseline", "first"});
+  for (auto const* arm : {"baseline", "first"}) {
+    double const us = sampler.sample_us(arm, measure::TimedUnit::full);
+    CHECK(std::isfinite(us));
+    CHECK(us > 0.0);
+  }
+  sampler.release_arm("first");
+  CHECK_THROWS(sampler.sample_us("first", measure::TimedUnit::full));
+
+  // The next screen block: the baseline's arm is used again as it is, only the new one built.
+  screen.index = 1;
+  screen.seed = 6;
+  screen.arms = {measure::Arm("baseline", base), measure::Arm("second", cand)};
+  built.clear();
+  sampler.begin_block(screen);
+  CHECK(built == std::vector<std::string>{"second"});
+  CHECK(std::isfinite(sampler.sample_us("baseline", measure::TimedUnit::full)));
+  CHECK(std::isfinite(sampler.sample_us("second", measure::TimedUnit::full)));
+  CHECK(sampler.block_tokens() == 12);
+
+  // A block that is not kept (selection, confirmation) builds every arm anew.
+  measure::BlockSpec fresh;
+  fresh.phase = measure::Phase::select;
+  fresh.seed = 7;
+  fresh.arms = {measure::Arm("baseline", base)};
+  built.clear();
+  sampler.begin_block(fresh);
+  CHECK(built == std::vector<std::string>{"baseline"});
+  CHECK_THROWS(sampler.sample_us("second", measure::TimedUnit::full));
+  CHECK(std::isfinite(sampler.sample_us("baseline", measure::TimedUnit::full)));
+}
 
 TEST_CASE("GpuSampler smoke: prepare, quick_check, verify, a block of three arms, samples",
           "[gpu][tune][sampler]") {

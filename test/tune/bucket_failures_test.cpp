@@ -44,6 +44,7 @@ class BadAllocOnce final : public Sampler {
   Verification verify(const TunePair& p, const TunePair& b) override { return m_inner.verify(p, b); }
   void begin_block(const BlockSpec& s) override { m_inner.begin_block(s); }
   double sample_us(std::string_view arm, TimedUnit unit) override { return m_inner.sample_us(arm, unit); }
+  void release_arm(std::string_view arm) override { m_inner.release_arm(arm); }
   int repeats() const override { return m_inner.repeats(); }
 
  private:

@@ -15,18 +15,7 @@ using moetune::test::count_prefix;
 using moetune::test::make_bucket;
 using moetune::test::pipeline_name;
 using moetune::test::quiet_model;
-
-namespace {
-
-const PairRecord& record(const BucketResult& r, const std::string& name) {
-  for (auto const& p : r.pairs) {
-    if (p.pair.name() == name) return p;
-  }
-  FAIL("no pipeline " << name);
-  throw;
-}
-
-}  // namespace
+using moetune::test::record;
 
 TEST_CASE("candidate pairs: stage-one variants pair with the baseline's stage two", "[tune]") {
   auto const b = make_bucket(8, 6, 3);

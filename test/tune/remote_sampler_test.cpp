@@ -21,6 +21,7 @@ using namespace moetune::measure;
 using moetune::test::baseline_name;
 using moetune::test::make_bucket;
 using moetune::test::pipeline_name;
+using moetune::test::record;
 
 namespace {
 
@@ -40,14 +41,6 @@ std::vector<std::string> worker_argv(const char* test, const nlohmann::json& mod
   return {MOETUNE_TUNE_BINARY, "worker", "--backend", "replay", "--replay", file.string()};
 }
 
-const PairRecord& record(const BucketResult& r, const std::string& name) {
-  for (auto const& p : r.pairs) {
-    if (p.pair.name() == name) return p;
-  }
-  FAIL("no pipeline " << name);
-  throw;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -62,6 +55,27 @@ TEST_CASE("isolated: the protocol runs unchanged in a worker", "[tune][isolation
   CHECK(record(r, pipeline_name(b, 0)).outcome == Outcome::qualified);
   CHECK(sampler.workers_started() == 1);
   CHECK(sampler.repeats() == 16);
+}
+
+TEST_CASE("isolated: kept screen arms and release_arm run in a worker, decisions as in-process",
+          "[tune][isolation]") {
+  auto const b = make_bucket(8, 6, 4);
+  auto model = base_model(b);
+  model["mean_us"][pipeline_name(b, 1)] = 130.0;  // raced out: release_arm goes to the worker
+  ProtocolOptions opt;
+  opt.screen_block_size = 2;  // two screen blocks: the baseline's arm is kept across them
+  RemoteSampler remote(worker_argv("isolated_kept", model));
+  auto const r = tune_bucket(b, remote, opt);
+  ReplaySampler local(replay_model_from_json(model));
+  auto const l = tune_bucket(b, local, opt);
+  CHECK(remote.workers_started() == 1);
+  REQUIRE(r.qualified);
+  REQUIRE(l.qualified);
+  CHECK(record(r, pipeline_name(b, 1)).screen_stopped);
+  for (std::size_t i = 0; i < r.pairs.size(); ++i) {
+    CHECK(r.pairs[i].outcome == l.pairs[i].outcome);
+    CHECK(r.pairs[i].screen_us == l.pairs[i].screen_us);  // the same samples, sample by sample
+  }
 }
 
 TEST_CASE("isolated: a candidate whose worker aborts while sampled is a launch_error",
@@ -231,6 +245,19 @@ TEST_CASE("sampler wire: blocks, buckets and verifications round-trip", "[tune]"
   CHECK(s.arms[1].delay_ns == std::optional<std::uint64_t>(250));
   CHECK(s.units == spec.units);
   CHECK_FALSE(s.M);  // absent: the bucket's M
+  CHECK_FALSE(s.keep_arms);  // absent: a fresh block
+  CHECK_FALSE(s.warmup_replays);
+  CHECK_FALSE(s.repeats);
+  {
+    auto kept = spec;  // a screen block: kept arms, its own warm-ups and launches per graph
+    kept.keep_arms = true;
+    kept.warmup_replays = 0;
+    kept.repeats = 8;
+    auto const k = wire::block_from_json(nlohmann::json::parse(wire::to_json(kept).dump()));
+    CHECK(k.keep_arms);
+    CHECK(k.warmup_replays == std::optional<int>(0));
+    CHECK(k.repeats == std::optional<int>(8));
+  }
   spec.M = 1024;     // the stage-times block at a row's token
   CHECK(wire::block_from_json(nlohmann::json::parse(wire::to_json(spec).dump())).M == std::optional<std::int64_t>(1024));
 

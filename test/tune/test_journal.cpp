@@ -218,6 +218,8 @@ TEST_CASE("journal: every identity field that differs is named with both values"
       {"protocol.gate.reference_wins", [](auto&, auto& o, auto&) { o.gate.reference_wins = 24; }},
       {"protocol.seed", [](auto&, auto& o, auto&) { o.seed = 2; }},
       {"protocol.confirm_blocks", [](auto&, auto& o, auto&) { o.confirm_blocks = 5; }},
+      {"protocol.screen_warmup_replays", [](auto&, auto& o, auto&) { o.screen_warmup_replays = 3; }},
+      {"protocol.screen_repeats", [](auto&, auto& o, auto&) { o.screen_repeats = 8; }},
       {"input_sha256", [](auto&, auto&, auto& e) { e["input_sha256"][0] = 'f'; }},
       {"input", [](auto&, auto&, auto& e) { e["input"] = "shapes/y.csv"; }},
   };

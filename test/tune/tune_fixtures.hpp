@@ -6,6 +6,8 @@
 #include <variant>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "autotune/search/default_config.hpp"
 #include "autotune/tune/bucket_tuner.hpp"
 #include "autotune/tune/candidate_pairs.hpp"
@@ -72,6 +74,15 @@ inline std::size_t count_prefix(const std::vector<std::string>& log, const std::
   std::size_t n = 0;
   for (auto const& l : log) n += l.rfind(prefix, 0) == 0 ? 1 : 0;
   return n;
+}
+
+// The record of the pipeline called `name` in a bucket's result; fails the test if absent.
+inline const tune::PairRecord& record(const tune::BucketResult& r, const std::string& name) {
+  for (auto const& p : r.pairs) {
+    if (p.pair.name() == name) return p;
+  }
+  FAIL("no pipeline " << name);
+  throw;
 }
 
 }  // namespace moetune::test
