@@ -6,17 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "autotune/runtime/c_api_handles.hpp"
 #include "autotune/runtime/runtime_context.hpp"
 #include "autotune/runtime/runtime_error.hpp"
 #include "moetune/moetune.h"
-
-struct moetune_context {
-  std::unique_ptr<moetune::runtime::RuntimeContext> impl;
-};
-
-struct moetune_layer {
-  std::unique_ptr<moetune::runtime::PreparedLayer> impl;
-};
 
 namespace {
 

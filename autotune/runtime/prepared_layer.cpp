@@ -13,14 +13,12 @@ namespace {
 
 gpu::Dim3 to_gpu(search::Dim3 d) { return gpu::Dim3{d.x, d.y, d.z}; }
 
-KernelLaunch make_launch(const KernelLibrary& kernels, const search::KernelConfig& config,
-                         const search::KernelLaunch& launch) {
-  return KernelLaunch{kernels.kernel(config, launch), to_gpu(launch.grid), to_gpu(launch.block),
-                      launch.dynamic_shared_bytes};
-}
-
-void run(const KernelLaunch& l, gpu::ExternalStream stream, void** args) {
-  l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, stream, args);
+ArgList arg_list_of(const std::string& kernel_name, bool stage_one, std::size_t index) {
+  // stage one's unit: moe_sort, moe_stage1 (search/render.hpp)
+  if (stage_one) return index == 0 ? ArgList::sort : ArgList::stage1;
+  return kernel_name == "moetune::moe_zero_y"     ? ArgList::zero
+         : kernel_name == "moetune::moe_reduce_y" ? ArgList::reduce
+                                                   : ArgList::stage2;
 }
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& message) {
@@ -32,27 +30,101 @@ void run(const KernelLaunch& l, gpu::ExternalStream stream, void** args) {
 PreparedLayer::PreparedLayer(const LayerSpec& layer, search::Arch arch,
                              std::vector<BucketChoice> choices, const KernelLibrary& kernels,
                              std::unique_ptr<PreparedWeights> weights)
-    : m_spec(layer), m_weights(std::move(weights)) {
+    : m_spec(layer),
+      m_a8w4(layer.shape.dtype == moe::DtypePath::a8w4),
+      m_weights(std::move(weights)) {
+  auto const& shape = layer.shape;
   for (auto& choice : choices) {
-    auto plan = plan_bucket(choice, layer.shape, arch, layer.max_tokens);
+    auto plan = plan_bucket(choice, shape, arch, layer.max_tokens);
+    PreparedBucket b;
+    b.choice = choice;
+    b.plan = plan;
+    b.stage1_name = choice.stage1.name();
+    b.stage2_name = choice.stage2.name();
+    // Everything about a launch that does not depend on the call is resolved here, once: the
+    // driver's function handle, the geometry and which argument list the kernel takes (the
+    // name comparisons forward would otherwise repeat per call).
+    auto add = [&](const search::KernelConfig& config, const search::KernelLaunch& launch,
+                   bool stage_one, std::size_t index) {
+      b.launches.push_back(KernelLaunch{kernels.kernel(config, launch), to_gpu(launch.grid),
+                                        to_gpu(launch.block), launch.dynamic_shared_bytes,
+                                        arg_list_of(launch.kernel_name, stage_one, index)});
+    };
     auto const& p1 = plan.stage1.launches;
-    // stage one's unit: moe_sort, moe_stage1 (search/render.hpp)
-    PreparedBucket b{choice,
-                     plan,
-                     choice.stage1.name(),
-                     choice.stage2.name(),
-                     make_launch(kernels, choice.stage1, p1.at(0)),
-                     make_launch(kernels, choice.stage1, p1.at(1)),
-                     {},
-                     m_weights->w1(choice.stage1.repacked),
-                     m_weights->w2(choice.stage2.repacked)};
-    for (auto const& launch : plan.stage2.launches) {
-      auto const part = launch.kernel_name == "moetune::moe_zero_y"     ? StageTwoPart::zero
-                        : launch.kernel_name == "moetune::moe_reduce_y" ? StageTwoPart::reduce
-                                                                         : StageTwoPart::stage;
-      b.stage2.emplace_back(part, make_launch(kernels, choice.stage2, launch));
+    add(choice.stage1, p1.at(0), true, 0);
+    add(choice.stage1, p1.at(1), true, 1);
+    for (std::size_t i = 0; i < plan.stage2.launches.size(); ++i) {
+      add(choice.stage2, plan.stage2.launches[i], false, i);
     }
+    // The argument template: the bucket's weights and scalars, as exec::MoePipeline passes them.
+    auto& v = b.args;
+    v.w1 = const_cast<void*>(m_weights->w1(choice.stage1.repacked));
+    v.w2 = const_cast<void*>(m_weights->w2(choice.stage2.repacked));
+    v.w1_scales = const_cast<void*>(m_weights->w1_scales());
+    v.w2_scales = const_cast<void*>(m_weights->w2_scales());
+    v.topk = static_cast<std::int32_t>(shape.topk);
+    v.experts = static_cast<std::int32_t>(shape.experts);
+    v.hidden = static_cast<std::int32_t>(shape.hidden);
+    v.inter = static_cast<std::int32_t>(shape.inter);
+    v.block_m = static_cast<std::int32_t>(choice.stage1.block_m);
+    v.capacity = static_cast<std::int32_t>(plan.stage1.sort_capacity);
+    v.reduce_rows = choice.stage2.stage2_mode == search::Stage2Mode::atomic ? 1 : v.topk;
+    for (auto const& l : b.launches) {
+      if (l.args == ArgList::zero) v.zero_grid = static_cast<std::int32_t>(l.grid.x);
+    }
+    // search/render.cpp's zero_y_words for M tokens: the fp32 acc[M][H] in 16-byte words.
+    b.zero_words_per_token = shape.hidden * 4 / 16;
     m_buckets.push_back(std::move(b));
+  }
+}
+
+// The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_aux.cuh and moe_stage2.cuh
+// in their parameter order (as exec::MoePipeline passes them), pointing into m_v.
+ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_args& a,
+                                 bool a8w4)
+    : m_bucket(&b),
+      m_stream{a.stream},
+      m_v(b.args),
+      m_sort{&m_v.ids, &m_v.M, &m_v.topk, &m_v.experts, &m_v.block_m, &m_v.capacity, &m_v.slots,
+             &m_v.block_expert, &m_v.num_blocks},
+      m_stage1{&m_v.x, &m_v.x_scales, &m_v.w1, &m_v.w1_scales, &m_v.slots, &m_v.block_expert,
+               &m_v.num_blocks, &m_v.weights, &m_v.h, &m_v.h_scales, &m_v.M, &m_v.topk,
+               &m_v.hidden, &m_v.inter},
+      m_zero{&m_v.partial, &m_v.zero_words, &m_v.zero_grid},
+      m_stage2{&m_v.h, &m_v.h_scales, &m_v.w2, &m_v.w2_scales, &m_v.slots, &m_v.block_expert,
+               &m_v.num_blocks, &m_v.weights, &m_v.y, &m_v.partial, &m_v.M, &m_v.topk,
+               &m_v.hidden, &m_v.inter},
+      m_reduce{&m_v.partial, &m_v.y, &m_v.M, &m_v.reduce_rows, &m_v.hidden} {
+  // Only the call's pointers and M are patched in; the rest came with the bucket's template.
+  auto const& ws = b.plan.workspace;
+  auto* base = static_cast<std::byte*>(a.workspace);
+  m_v.x = const_cast<void*>(a.hidden_states);
+  m_v.x_scales = a8w4 ? const_cast<void*>(a.hidden_scales) : nullptr;
+  m_v.ids = const_cast<std::int32_t*>(a.topk_ids);
+  m_v.weights = const_cast<float*>(a.topk_weights);
+  m_v.y = a.output;
+  m_v.slots = base + ws.sorted_slots;
+  m_v.block_expert = base + ws.block_expert;
+  m_v.num_blocks = base + ws.num_blocks;
+  m_v.h = base + ws.h;
+  m_v.h_scales = a8w4 ? static_cast<void*>(base + ws.h_scales) : nullptr;
+  m_v.partial = base + ws.partial;
+  m_v.M = static_cast<std::int32_t>(a.tokens);
+  m_v.zero_words = static_cast<std::int64_t>(a.tokens) * b.zero_words_per_token;
+}
+
+void ForwardLaunches::enqueue() const {
+  auto const& b = *m_bucket;
+  for (auto const& l : b.launches) {
+    void** args = nullptr;
+    switch (l.args) {
+      case ArgList::sort: args = const_cast<void**>(m_sort); break;
+      case ArgList::stage1: args = const_cast<void**>(m_stage1); break;
+      case ArgList::zero: args = const_cast<void**>(m_zero); break;
+      case ArgList::stage2: args = const_cast<void**>(m_stage2); break;
+      case ArgList::reduce: args = const_cast<void**>(m_reduce); break;
+    }
+    l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args);
   }
 }
 
@@ -71,8 +143,11 @@ std::size_t PreparedLayer::workspace_bytes(std::int64_t tokens) const {
 }
 
 void PreparedLayer::forward(const moetune_forward_args& a) const {
-  auto const& shape = m_spec.shape;
-  bool const a8w4 = shape.dtype == moe::DtypePath::a8w4;
+  // The per-call path: a range check and an index (bucket), the pointer and workspace checks
+  // (one branch each when they pass; messages are formatted only on failure), the argument
+  // template copied and patched on the stack (ForwardLaunches), then one cuLaunchKernel per
+  // kernel. No heap allocation, lock, map lookup, context or stream query, or logging.
+  bool const a8w4 = m_a8w4;
   auto const& b = bucket(a.tokens);
   if (a.tokens == 0) return;
   if (a.hidden_states == nullptr || a.topk_ids == nullptr || a.topk_weights == nullptr ||
@@ -97,66 +172,8 @@ void PreparedLayer::forward(const moetune_forward_args& a) const {
     fail(ErrorKind::workspace, fmt::format("forward: the workspace must be aligned to {} bytes",
                                            workspace_alignment));
   }
-  auto* base = static_cast<std::byte*>(a.workspace);
-  void* slots = base + ws.sorted_slots;
-  void* block_expert = base + ws.block_expert;
-  void* num_blocks = base + ws.num_blocks;
-  void* h = base + ws.h;
-  void* h_scales = a8w4 ? static_cast<void*>(base + ws.h_scales) : nullptr;
-  void* partial = base + ws.partial;
-  void* ids = const_cast<std::int32_t*>(a.topk_ids);
-  void* weights = const_cast<float*>(a.topk_weights);
-  void* x = const_cast<void*>(a.hidden_states);
-  void* x_scales = a8w4 ? const_cast<void*>(a.hidden_scales) : nullptr;
-  void* w1 = const_cast<void*>(b.w1);
-  void* w2 = const_cast<void*>(b.w2);
-  void* w1_scales = const_cast<void*>(m_weights->w1_scales());
-  void* w2_scales = const_cast<void*>(m_weights->w2_scales());
-  void* y = a.output;
-  auto M = static_cast<std::int32_t>(a.tokens);
-  auto topk = static_cast<std::int32_t>(shape.topk);
-  auto experts = static_cast<std::int32_t>(shape.experts);
-  auto H = static_cast<std::int32_t>(shape.hidden);
-  auto I = static_cast<std::int32_t>(shape.inter);
-  auto block_m = static_cast<std::int32_t>(b.choice.stage1.block_m);
-  auto capacity = static_cast<std::int32_t>(b.plan.stage1.sort_capacity);
-  gpu::ExternalStream const stream{a.stream};
-
-  // The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_stage2.cuh and
-  // moe_aux.cuh, as exec::MoePipeline passes them.
-  void* sort_args[] = {&ids, &M, &topk, &experts, &block_m, &capacity, &slots, &block_expert,
-                       &num_blocks};
-  run(b.sort, stream, sort_args);
-  void* stage1_args[] = {&x, &x_scales, &w1, &w1_scales, &slots, &block_expert, &num_blocks,
-                         &weights, &h, &h_scales, &M, &topk, &H, &I};
-  run(b.stage1, stream, stage1_args);
-  bool const atomic = b.choice.stage2.stage2_mode == search::Stage2Mode::atomic;
-  for (auto const& [part, launch] : b.stage2) {
-    switch (part) {
-      case StageTwoPart::zero: {
-        // The atomic accumulator acc[M][H] in fp32, as 16-byte words (search/render.cpp's
-        // zero_y_words for this M); the grid-stride loop covers it with the bucket's grid.
-        std::int64_t n16 = static_cast<std::int64_t>(a.tokens) * shape.hidden * 4 / 16;
-        auto grid = static_cast<std::int32_t>(launch.grid.x);
-        void* args[] = {&partial, &n16, &grid};
-        run(launch, stream, args);
-        break;
-      }
-      case StageTwoPart::stage: {
-        void* args[] = {&h, &h_scales, &w2, &w2_scales, &slots, &block_expert, &num_blocks,
-                        &weights, &y, &partial, &M, &topk, &H, &I};
-        run(launch, stream, args);
-        break;
-      }
-      case StageTwoPart::reduce: {
-        // reduce: sums each token's topk partial rows; atomic: rounds acc[M][H] (one row each).
-        std::int32_t rows = atomic ? 1 : topk;
-        void* args[] = {&partial, &y, &M, &rows, &H};
-        run(launch, stream, args);
-        break;
-      }
-    }
-  }
+  ForwardLaunches const launches(b, a, a8w4);
+  launches.enqueue();
 }
 
 }  // namespace moetune::runtime

@@ -2,22 +2,33 @@
 // calls it: a tuned table with a usable row, a row naming a kernel that does not exist and
 // buckets without rows; every data path against the CPU reference at M inside and between
 // buckets; graph capture and replay with new inputs in the same buffers; argument errors.
-// Plus a hidden benchmark of the host cost of one forward ([.host_cost], run by hand).
+// Plus hidden benchmarks, run by hand: the host cost of one forward beside its floor of bare
+// launches ([.host_cost]) and forward's device time beside `moe-tune bench`'s for the same
+// configuration ([.device_time]).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "autotune/exec/device_buffers.hpp"
+#include "autotune/exec/moe_pipeline.hpp"
+#include "autotune/exec/replay_timer.hpp"
+#include "autotune/exec/unit_compiler.hpp"
 #include "autotune/gpu/gpu.hpp"
 #include "autotune/moe/compare.hpp"
 #include "autotune/moe/reference.hpp"
 #include "autotune/moe/workload.hpp"
+#include "autotune/runtime/c_api_handles.hpp"
 #include "autotune/search/default_config.hpp"
+#include "autotune/search/kernel_config.hpp"
 #include "moetune/moetune.h"
 #include "test/support/test_paths.hpp"
 
@@ -300,42 +311,262 @@ TEST_CASE("forward refuses bad arguments with a status and a message", "[gpu]") 
   CHECK(moetune_context_load_table(holder.context, "/nonexistent/table.csv") == MOETUNE_ERROR_TABLE);
 }
 
-// Host time of one moetune_forward (all its launches), and of the row selection alone. A
-// benchmark, not a test: run with `moetune_test_runtime "[.host_cost]"`; target <= 3 us of
-// the library's own work on top of the vendor's launch calls.
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+template <class F>
+double host_us_per_call(int calls, F&& f) {
+  auto const start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  auto const stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(stop - start).count() / calls;
+}
+
+}  // namespace
+
+// Host time of one moetune_forward (all its launches) beside its floor: the same kernels with
+// the same prepared arguments launched bare (runtime::ForwardLaunches built once, only its
+// launch loop timed), so the gap is the library's own work per call (C API wrapper, checks,
+// bucket index, argument patching). Also: the GPU's span per forward over the batch (if it is
+// at or above the host time, the host may be held back by the device, not by its own work),
+// the host time of a short batch right after a synchronisation (queue empty) and the row
+// selection alone. A benchmark, not a test: run with `moetune_test_runtime "[.host_cost]"`;
+// target <= 3 us of the library's own work on top of the vendor's launch calls.
 TEST_CASE("host cost of one forward", "[.host_cost][gpu]") {
   ContextHolder holder;
   PreparedFixture f(holder.context, moe::DtypePath::a16w4, "runtime_gpu_host_cost");
   gpu::Stream stream(f.device);
+  gpu::Event gpu_start(f.device), gpu_stop(f.device);
+  auto const& layer = *f.layer->impl;
   for (std::int64_t M : {1, 16, 256}) {
     Call call(f, M, 1);
     auto const args = call.args(stream.native_handle());
     REQUIRE_OK(moetune_forward(f.layer, &args));
     stream.synchronize();
-    constexpr int batch = 64;  // launches stay far below the driver's queue depth
-    std::vector<double> per_call_us, select_us;
+    runtime::ForwardLaunches const bare(layer.bucket(M), args, layer.a8w4());
+    bare.enqueue();  // the floor's launches must work too
+    stream.synchronize();
+    constexpr int batch = 64;  // 320 launches at most: far below the driver's queue depth
+    constexpr int short_batch = 4;
+    std::vector<double> forward_us, bare_us, span_us, short_us, select_us;
+    auto time_forward = [&] {
+      gpu_start.record(stream);
+      forward_us.push_back(host_us_per_call(batch, [&] { (void)moetune_forward(f.layer, &args); }));
+      gpu_stop.record(stream);
+      gpu_stop.synchronize();
+      span_us.push_back(1000.0 * static_cast<double>(gpu::elapsed_ms(gpu_start, gpu_stop)) / batch);
+    };
+    auto time_bare = [&] {
+      bare_us.push_back(host_us_per_call(batch, [&] { bare.enqueue(); }));
+      stream.synchronize();
+    };
     for (int round = 0; round < 50; ++round) {
-      auto const start = std::chrono::steady_clock::now();
-      for (int i = 0; i < batch; ++i) (void)moetune_forward(f.layer, &args);
-      auto const stop = std::chrono::steady_clock::now();
-      per_call_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / batch);
+      // Alternating the order spreads any drift (clocks, other tenants) over both.
+      if (round % 2 == 0) {
+        time_forward();
+        time_bare();
+      } else {
+        time_bare();
+        time_forward();
+      }
+      short_us.push_back(
+          host_us_per_call(short_batch, [&] { (void)moetune_forward(f.layer, &args); }));
       stream.synchronize();
       std::int64_t bucket = 0;
-      auto const s0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < batch; ++i) {
+      select_us.push_back(host_us_per_call(batch, [&] {
         (void)moetune_layer_selection(f.layer, M, &bucket, nullptr, nullptr, nullptr);
-      }
-      auto const s1 = std::chrono::steady_clock::now();
-      select_us.push_back(std::chrono::duration<double, std::micro>(s1 - s0).count() / batch);
+      }));
     }
-    std::sort(per_call_us.begin(), per_call_us.end());
-    std::sort(select_us.begin(), select_us.end());
-    const char* n2 = nullptr;
-    (void)moetune_layer_selection(f.layer, M, nullptr, nullptr, &n2, nullptr);
-    int const launches = std::string(n2).ends_with("atomic") ? 5 : 4;
-    fmt::print("M={:>4}: forward {:.2f} us host (median of 50 x {} calls; {} kernel launches, "
-               "{:.2f} us each), selection alone {:.3f} us\n",
-               M, per_call_us[per_call_us.size() / 2], batch, launches,
-               per_call_us[per_call_us.size() / 2] / launches, select_us[select_us.size() / 2]);
+    auto const launches = static_cast<double>(bare.size());
+    double const fwd = median(forward_us), bare_floor = median(bare_us);
+    fmt::print("M={:>4}: {} launches | forward {:.2f} us host ({:.2f} per launch) | bare launches "
+               "{:.2f} us ({:.2f} per launch) | library's own work {:.2f} us per forward | GPU span "
+               "{:.2f} us per forward | forward right after a sync ({} calls) {:.2f} us | "
+               "selection alone {:.3f} us   (medians of 50 rounds x {} calls)\n",
+               M, bare.size(), fwd, fwd / launches, bare_floor, bare_floor / launches, fwd - bare_floor,
+               median(span_us), short_batch, median(short_us), median(select_us), batch);
+  }
+}
+
+// Device time of forward beside `moe-tune bench`'s own timing path for the same configuration
+// in the same process: the backbone shape of the published table (H5120 I640 E384 top6 a16w4)
+// with that table loaded, at M = 8, 32, 128 (rows of the table; powers of two, so the
+// runtime's bucket plans are made for exactly the M bench plans for). Both sides are timed as
+// bench times (exec/replay_timer.hpp): a graph of 16 back-to-back forwards, launch i reading
+// weight copy i (copies as exec::cold_weight_copies picks them for bench; one prepared layer
+// per copy on the runtime side), median of 15 replays after 3 warm-ups, the two interleaved.
+// Same inputs (one exec::DeviceInputs). A benchmark: it prints the two medians, their
+// interquartile ranges and the ratio, and asserts only that both ran and wrote finite
+// outputs. Run with `moetune_test_runtime "[.device_time]"`; MOETUNE_DEVICE_TIME_M="8,64"
+// picks other M. Needs about 10 GB of device memory and compiles every bucket's kernels up to
+// the largest M on a cold code cache.
+TEST_CASE("device time of forward against moe-tune bench", "[.device_time][gpu]") {
+  moe::MoeShape shape;
+  shape.hidden = 5120;
+  shape.inter = 640;
+  shape.experts = 384;
+  shape.topk = 6;
+  shape.dtype = moe::DtypePath::a16w4;
+  std::vector<std::int64_t> ms{8, 32, 128};
+  if (char const* env = std::getenv("MOETUNE_DEVICE_TIME_M"); env != nullptr && *env != '\0') {
+    ms.clear();
+    std::string const list(env);
+    for (std::size_t at = 0; at <= list.size();) {
+      auto const comma = std::min(list.find(',', at), list.size());
+      ms.push_back(std::stoll(list.substr(at, comma - at)));
+      at = comma + 1;
+    }
+  }
+  constexpr int repeats = 16, samples = 15, warmups = 3;
+  std::int64_t const max_tokens_here = *std::max_element(ms.begin(), ms.end());
+  constexpr std::uint64_t timing_seed = 1 + 17;  // bench's default --seed 1, inputs at seed + 17
+
+  ContextHolder holder;
+  gpu::Device device(0);
+  const char* arch_name = nullptr;
+  REQUIRE_OK(moetune_context_device(holder.context, &arch_name, nullptr));
+  auto const arch = search::parse_arch(arch_name);
+  auto const table = test::source_dir() / "results/sm_90/dsv41_flash_tp4_a16w4_tuned_fmoe.csv";
+  if (std::filesystem::exists(table)) {
+    REQUIRE_OK(moetune_context_load_table(holder.context, table.c_str()));
+  }
+
+  // Weights as bench holds them: seeded, uploaded (with the `_rp` layout), rotated copies.
+  std::vector<moe::Routing> routings;
+  for (auto M : ms) {
+    routings.push_back(moe::make_routing({}, M, shape.experts, shape.topk, timing_seed));
+  }
+  int copies = 1;
+  auto const rotated = [&] {
+    exec::DeviceWeights const source(device, shape, moe::make_weights(shape, seed), 1);
+    for (auto const& r : routings) {
+      copies = std::max(copies, exec::cold_weight_copies(device, shape, r,
+                                                         source.bytes_per_copy(), false));
+    }
+    return exec::DeviceWeights(device, source, copies);
+  }();
+
+  // The runtime: one layer per weight copy (each prepares its own `_rp` layout if a bucket's
+  // kernels read it), all from one context, so the kernels are compiled once.
+  struct Layers {
+    std::vector<moetune_layer*> all;
+    ~Layers() {
+      for (auto* l : all) moetune_layer_destroy(l);
+    }
+  } layers;
+  for (int c = 0; c < copies; ++c) {
+    auto const& w = rotated.copy(c);
+    moetune_layer_desc desc{shape.hidden, shape.inter, shape.experts, shape.topk,
+                            MOETUNE_DTYPE_A16W4, 0, max_tokens_here, nullptr};
+    moetune_layer_weights lw{w.w1.data(), w.w1_scales.data(), w.w2.data(), w.w2_scales.data()};
+    moetune_layer* layer = nullptr;
+    REQUIRE_OK(moetune_layer_prepare(holder.context, &desc, &lw, &layer));
+    layers.all.push_back(layer);
+  }
+
+  exec::UnitCompiler compiler(arch);  // the default code cache, as the context's
+  gpu::Stream stream(device);
+  exec::ReplayTimer timer(device);
+  fmt::print("device time, H{} I{} E{} top{} {} on {}: graph of {} forwards, median of {} "
+             "replays, {} weight cop{}\n",
+             shape.hidden, shape.inter, shape.experts, shape.topk, moe::to_string(shape.dtype),
+             device.name(), repeats, samples, copies, copies == 1 ? "y" : "ies");
+  for (std::size_t k = 0; k < ms.size(); ++k) {
+    auto const M = ms[k];
+    INFO("M=" << M);
+    auto shape_m = shape;
+    shape_m.tokens = M;
+    exec::DeviceInputs const inputs(device, shape_m, moe::make_activations(shape_m, timing_seed),
+                                    routings[k]);
+
+    // The configuration the runtime picked for M, run by bench's pipeline.
+    const char* name1 = nullptr;
+    const char* name2 = nullptr;
+    int from_row = 0;
+    REQUIRE_OK(moetune_layer_selection(layers.all[0], M, nullptr, &name1, &name2, &from_row));
+    auto const cfg1 = search::parse_kernel_name(name1);
+    auto const cfg2 = search::parse_kernel_name(name2);
+    exec::MoePipeline const pipeline(device, arch, shape_m, M, cfg1, compiler.compile(cfg1).result,
+                                     cfg2, compiler.compile(cfg2).result);
+    pipeline.enqueue(inputs, rotated, stream);
+    stream.synchronize();
+    auto const bench_graph = exec::capture_repeats(pipeline, inputs, rotated, stream,
+                                                   exec::PipelinePart::all, repeats);
+
+    std::size_t workspace_bytes = 0;
+    REQUIRE_OK(moetune_workspace_size(layers.all[0], M, &workspace_bytes));
+    gpu::DeviceBuffer y(device, static_cast<std::size_t>(M * shape.hidden * 2));
+    gpu::DeviceBuffer workspace(device, std::max<std::size_t>(workspace_bytes, 1));
+    moetune_forward_args const args{inputs.x().data(), nullptr,
+                                    static_cast<const int32_t*>(inputs.topk_ids().data()),
+                                    static_cast<const float*>(inputs.topk_weights().data()),
+                                    y.data(), M, workspace.data(), workspace.size(),
+                                    stream.native_handle()};
+    REQUIRE_OK(moetune_forward(layers.all[0], &args));
+    stream.synchronize();
+    gpu::GraphExec runtime_graph;
+    {
+      gpu::GraphCapture capture(stream);
+      for (int i = 0; i < repeats; ++i) {
+        REQUIRE_OK(moetune_forward(layers.all[static_cast<std::size_t>(i % copies)], &args));
+      }
+      runtime_graph = capture.finish();
+    }
+
+    for (int w = 0; w < warmups; ++w) {
+      (void)timer.time_us(bench_graph, stream, repeats);
+      (void)timer.time_us(runtime_graph, stream, repeats);
+    }
+    std::vector<double> bench_us, runtime_us;
+    for (int s = 0; s < samples; ++s) {
+      if (s % 2 == 0) {
+        bench_us.push_back(timer.time_us(bench_graph, stream, repeats));
+        runtime_us.push_back(timer.time_us(runtime_graph, stream, repeats));
+      } else {
+        runtime_us.push_back(timer.time_us(runtime_graph, stream, repeats));
+        bench_us.push_back(timer.time_us(bench_graph, stream, repeats));
+      }
+    }
+
+    // Both wrote finite outputs; how far apart they are (same inputs and configuration; an
+    // atomic stage two sums in a run-dependent order, so not always bit-identical).
+    auto const y_runtime = y.download_as<std::uint16_t>();
+    auto const y_bench = pipeline.download_y();
+    REQUIRE(y_runtime.size() == y_bench.size());
+    auto const finite = [](std::uint16_t bf16) { return (bf16 & 0x7F80U) != 0x7F80U; };
+    auto const to_float = [](std::uint16_t bf16) {
+      std::uint32_t const bits = static_cast<std::uint32_t>(bf16) << 16;
+      float out = 0;
+      std::memcpy(&out, &bits, sizeof out);
+      return out;
+    };
+    std::size_t not_finite_runtime = 0, not_finite_bench = 0;
+    double max_diff = 0;
+    for (std::size_t i = 0; i < y_runtime.size(); ++i) {
+      not_finite_runtime += finite(y_runtime[i]) ? 0 : 1;
+      not_finite_bench += finite(y_bench[i]) ? 0 : 1;
+      if (finite(y_runtime[i]) && finite(y_bench[i])) {
+        max_diff = std::max(max_diff, std::fabs(static_cast<double>(to_float(y_runtime[i])) -
+                                                to_float(y_bench[i])));
+      }
+    }
+    CHECK(not_finite_runtime == 0);
+    CHECK(not_finite_bench == 0);
+    double const b = median(bench_us), r = median(runtime_us);
+    fmt::print("M={:>4}: bench {:.2f} us (IQR {:.2f}-{:.2f}) | runtime forward {:.2f} us (IQR "
+               "{:.2f}-{:.2f}) | runtime / bench {:.3f} | max |y_runtime - y_bench| {:.3g} | "
+               "{} ({}) + {}\n",
+               M, b, quantile(bench_us, 0.25), quantile(bench_us, 0.75), r,
+               quantile(runtime_us, 0.25), quantile(runtime_us, 0.75), r / b, max_diff, name1,
+               from_row != 0 ? "tuned row" : "default", name2);
   }
 }
