@@ -144,6 +144,9 @@ class Verifier {
   DeviceChecksum m_checksum;
   std::uint64_t m_weights_checksum;
   std::map<std::tuple<std::int64_t, std::string, std::uint64_t>, moe::ReferenceRows> m_references;
+  // set_tokens' arguments for the inputs m_workload holds now (x and routing are only ever
+  // written by set_tokens, so equal arguments mean equal inputs).
+  std::optional<std::tuple<std::int64_t, std::string, std::uint64_t>> m_inputs_key;
 };
 
 }  // namespace moetune::exec
