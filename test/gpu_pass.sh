@@ -44,6 +44,9 @@ if has tests; then
   run tests.log "$bin/moetune_test_runtime" "[.host_cost]"
   export MOETUNE_LIBRARY=$build/lib
   run tests.log python3 python/tests/test_fused_moe.py -v
+  # The README's engine-style example on the published table (a non-zero exit fails the pass).
+  PYTHONPATH=python run tests.log python3 examples/run_layer.py \
+      --table results/sm_90/dsv41_flash_tp4_a16w4_tuned_fmoe.csv --tokens 8 64 100
 fi
 if has calibrate; then
   run calibrate.log "$bin/moe-tune" calibrate --m 8 --trials "${CAL_TRIALS:-400}" \
