@@ -156,8 +156,8 @@ struct MoeConfig {
   static_assert(!staged || staged_fd || (nt % 2 == 0), "staged: an even number of 8-row weight fragments per warp (ldmatrix.x4)");
   static_assert(!staged_fd || ((dtype == dtype_a16w4 && w_repacked) || (dtype == dtype_a8w4 && !w_repacked && fp8 == fp8_e4m3fn)),
                 "fragment decode: a16w4 with repacked weights, or a8w4 (e4m3 OCP) with natural ones");
-  static_assert(!staged_fd || (warps_m == 1 && block_k <= 256),
-                "fragment decode: one warp row (block_m <= 64), block_k <= 256");
+  static_assert(!staged_fd || (warps_m == 1 && (block_k == 64 || block_k == 128 || block_k == 256)),
+                "fragment decode: one warp row (block_m <= 64), block_k 64, 128 or 256 (XOR swizzle of 2-8 pieces)");
   static_assert(!w_repacked || (!w_bf16 && (swap_ab || staged)),
                 "repacked weights: MXFP4, in the swapped or the staged main loop");
 };

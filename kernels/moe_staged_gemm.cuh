@@ -10,7 +10,8 @@
 //   * both operands reach the MMA through ldmatrix.x4 from XOR-swizzled 128-byte rows (8
 //     lanes reading one 16-byte column of 8 rows hit 8 different bank groups);
 //   * a8w4 activations arrive as fp8 codes and are decoded to a bf16 tile next to the
-//     weights (the scaled fp8 path belongs to gfx950; sm_90 has no fp8 x bf16 MMA).
+//     weights (sm_90 has no fp8 x bf16 MMA); with fragment decode (below) they stay e4m3
+//     codes and meet e4m3 weight codes in the fp8 MMA instead.
 // Per k-tile kt, one barrier: wait until tile kt+1 has landed, barrier, queue the copies of
 // tile kt+stages-1 into the ring slot tile kt-1 freed, then multiply tile kt (decoded during
 // the previous k-tile) while decoding tile kt+1 into the other buffer, the decode's integer

@@ -52,8 +52,9 @@ void staged_rules(const KernelConfig& c, Arch arch, Add& add) {
 
 // Fragment decode (kernels/moe_staged_gemm.cuh, staged_fd_gemm_tile): a staged main loop whose
 // warps decode the weight words of their own fragments. It needs one warp row (else two warps
-// would decode the same weights) and at most 8 pieces of 32 K per row and k-tile (the bank
-// swizzle of the raw ring). A16W4 decodes repacked words into bf16 pairs; A8W4 turns natural
+// would decode the same weights) and 2, 4 or 8 pieces of 32 K per row and k-tile (the bank
+// swizzle of the raw ring XORs the piece index: 6 pieces, block_k 192, would spill into the
+// next row). A16W4 decodes repacked words into bf16 pairs; A8W4 turns natural
 // words into e4m3 codes for the fp8 MMA (mma.sync m16n8k32 e4m3, OCP codes only), whose
 // natural-layout conversion is 7 instructions per word where the repacked bits would need ~15.
 template <class Add>
@@ -67,8 +68,9 @@ void fragment_decode_rules(const KernelConfig& c, Add& add) {
     add("a8w4 fragment decode multiplies OCP e4m3 codes (mma.sync m16n8k32 e4m3): e4m3fnuz has no such MMA");
   if (c.block_m > 64)
     add(fmt::format("block_m {} with fragment decode: at most 64 (one warp row; two would decode every weight twice)", c.block_m));
-  if (c.block_k > 256)
-    add(fmt::format("block_k {} with fragment decode: at most 256 (8 pieces of 32 K per row in the ring's bank swizzle)", c.block_k));
+  if (c.block_k != 64 && c.block_k != 128 && c.block_k != 256)
+    add(fmt::format("block_k {} with fragment decode: 64, 128 or 256 (2, 4 or 8 pieces of 32 K per row: "
+                    "the ring's bank swizzle permutes the pieces of a row by XOR)", c.block_k));
 }
 
 // The repacked MXFP4 layout (autotune/moe/mxfp4_repack.hpp): read by the swapped and the

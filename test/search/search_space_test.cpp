@@ -4,6 +4,8 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "autotune/core/error.hpp"
 #include "autotune/search/default_config.hpp"
 #include "autotune/search/render.hpp"
@@ -190,6 +192,32 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   k = g, k.repacked = true, k.staged = false, k.swap_ab = true, k.dtype = DtypePath::bf16, k.block_m = 8;
   k.block_n = 8, k.block_k = 256, k.stages = 2;
   CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("bf16 weights have none"));
+  // Fragment decode: a staged variant with one warp row and 2, 4 or 8 pieces of 32 K per row
+  // (the ring's XOR swizzle); A16W4 reads repacked words, A8W4 natural ones as OCP e4m3.
+  auto f = g;
+  f.repacked = true, f.fragment_decode = true, f.block_m = 32, f.block_k = 128, f.stages = 4;
+  CHECK(!check_config(f, Arch::sm_90));
+  for (int const bk : {64, 256}) {
+    k = f, k.block_k = bk;
+    CHECK(!check_config(k, Arch::sm_90));
+  }
+  for (int const bk : {192, 320, 512}) {
+    k = f, k.block_k = bk;
+    CAPTURE(bk);
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""),
+               Contains(fmt::format("block_k {} with fragment decode: 64, 128 or 256", bk)));
+  }
+  k = f, k.repacked = false;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("(repack 1)"));
+  k = f, k.block_m = 128, k.warps = 8;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_m 128 with fragment decode: at most 64"));
+  auto f8 = f;
+  f8.dtype = DtypePath::a8w4, f8.repacked = false, f8.fp8 = moe::Fp8Flavor::ocp;
+  CHECK(!check_config(f8, Arch::sm_90));
+  k = f8, k.repacked = true;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("(repack 0;"));
+  k = f8, k.fp8 = moe::Fp8Flavor::fnuz;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("e4m3fnuz has no such MMA"));
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
