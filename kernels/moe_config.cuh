@@ -43,12 +43,17 @@ struct MoeConfig {
   // fragments from the raw ring into registers (no decoded LDS tile, no ldmatrix for them:
   // half the LDS traffic and no double-buffered tile), the activations read in the K order
   // the decoded words come out in (moe_staged_gemm.cuh, staged_fd_gemm_tile).
+  // 4 = Hopper's warpgroup MMA: the weights decoded straight into wgmma's register A
+  // operand, the tokens its N side read from swizzled LDS rows (moe_wgmma_gemm.cuh, sm_90a).
   static constexpr bool swap_ab = Mainloop_ == 1;
   static constexpr bool staged = Mainloop_ == 2 || Mainloop_ == 3;
   static constexpr bool staged_fd = Mainloop_ == 3;
+  static constexpr bool wgmma = Mainloop_ == 4;
   // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
-  // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh).
+  // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh), 2 = the
+  // wgmma tile layout, also prepared at load time (autotune/moe/mxfp4_wgmma_tiles.hpp).
   static constexpr bool w_repacked = WLayout_ == 1;
+  static constexpr bool w_tiled = WLayout_ == 2;
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -103,6 +108,23 @@ struct MoeConfig {
   static constexpr int st_bytes =
       stages * st_stage_bytes + (staged_fd ? 0 : 2 * nv * block_k * 2 + (a_fp8 ? 2 * block_m * block_k * 2 : 0));
 
+  // wgmma main loop (moe_wgmma_gemm.cuh): one 16-row weight fragment per warp (nv = 16 *
+  // warps), 64-K steps; per ring stage (1024-aligned: the swizzle atoms are) the token rows,
+  // the weight pieces, their scale words and (a8w4) the tokens' scale bytes; 1 KB spare to
+  // align the ring's start.
+  static constexpr int wg_sub = block_k / 64;
+  // Tokens per wgmma (its N): a sorted block is multiplied in chunks, and chunks past the
+  // block's last token are skipped (an expert's last block is partly padding: at 64 tokens per
+  // expert about half of the 64-token blocks are), so the MMAs follow the tokens, not block_m.
+  static constexpr int wg_chunk = block_m >= 64 ? 32 : block_m >= 32 ? 16 : block_m;
+  static constexpr int wg_chunks = block_m / wg_chunk;
+  static constexpr int wg_b_bytes = block_m * block_k * (a_fp8 ? 1 : 2);
+  static constexpr int wg_w_bytes = nv * block_k / 2;
+  static constexpr int wg_s_bytes = nv * block_k / 32;
+  static constexpr int wg_as_bytes = a_fp8 ? block_m * block_k / 32 : 0;
+  static constexpr int wg_stage_bytes = (wg_b_bytes + wg_w_bytes + wg_s_bytes + wg_as_bytes + 1023) / 1024 * 1024;
+  static constexpr int wg_bytes = stages * wg_stage_bytes + 1024;
+
   // A tile in LDS: bf16 rows padded by 16 B (bank spread), or fp8 rows + scale bytes.
   static constexpr int a_row_bytes = a_raw_fp8 ? block_k + 16 : 2 * block_k + 16;
   // Swapped kernels: the copy ring instead of the A tile; the C region holds one fp32 tile
@@ -110,6 +132,7 @@ struct MoeConfig {
   static constexpr int a_bytes =
       swap_ab  ? sw_ring_bytes
       : staged ? st_bytes
+      : wgmma  ? wg_bytes
                : block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
   static constexpr int c_stride = nv + 4;  // fp32 epilogue tile, floats per row
   static constexpr int c_bytes = (swap_ab ? sw_warps_k : 1) * block_m * c_stride * 4;
@@ -125,22 +148,25 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(Mainloop_ >= 0 && Mainloop_ <= 3,
-                "main loop 0 (registers), 1 (swapped), 2 (staged) or 3 (staged, fragment decode)");
-  static_assert(swap_ab ? (stages >= 2 && stages <= 8) : staged ? (stages >= 3 && stages <= 5) : (stages >= 1 && stages <= 3),
-                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5)");
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 4,
+                "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode) or 4 (wgmma)");
+  static_assert(swap_ab ? (stages >= 2 && stages <= 8)
+                : staged ? (stages >= 3 && stages <= 5)
+                : wgmma  ? (stages >= 3 && stages <= 8)
+                         : (stages >= 1 && stages <= 3),
+                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5; wgmma: 3 to 8)");
   static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
-  static_assert(swap_ab || block_n % 32 == 0, "block_n must be a multiple of 32");
-  static_assert(swap_ab || block_m % 16 == 0, "block_m must be a multiple of 16");
-  static_assert(swap_ab || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
-  static_assert(swap_ab || warps % warps_m == 0, "warps must be a multiple of block_m/64");
-  static_assert(swap_ab || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
-  static_assert(swap_ab || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
-  static_assert(staged || block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
+  static_assert(swap_ab || wgmma || block_n % 32 == 0, "block_n must be a multiple of 32");
+  static_assert(swap_ab || wgmma || block_m % 16 == 0, "block_m must be a multiple of 16");
+  static_assert(swap_ab || wgmma || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
+  static_assert(swap_ab || wgmma || warps % warps_m == 0, "warps must be a multiple of block_m/64");
+  static_assert(swap_ab || wgmma || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
+  static_assert(swap_ab || wgmma || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
+  static_assert(staged || wgmma || block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
   static_assert(!mma::scaled || (kpack == 1 && dtype == dtype_a8w4),
                 "scaled MFMA: a8w4 with kpack 1 only");
-  static_assert(swap_ab || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
+  static_assert(swap_ab || wgmma || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
   static_assert(!swap_ab || path == path_sm80 || path == path_mfma16,
                 "swapped operands: mma.sync m16n8k16 or the 16x16 MFMA");
   static_assert(!swap_ab || kpack == 1, "swapped operands: kpack 1");
@@ -160,6 +186,17 @@ struct MoeConfig {
                 "fragment decode: one warp row (block_m <= 64), block_k 64, 128 or 256 (XOR swizzle of 2-8 pieces)");
   static_assert(!w_repacked || (!w_bf16 && (swap_ab || staged)),
                 "repacked weights: MXFP4, in the swapped or the staged main loop");
+  static_assert(!wgmma || (path == path_sm80 && kpack == 1 && !w_bf16 && w_tiled),
+                "wgmma: sm_90, kpack 1, MXFP4 weights in the wgmma tile layout");
+  static_assert(wgmma == w_tiled, "the wgmma tile layout is read by the wgmma main loop only");
+  static_assert(!wgmma || ((warps == 4 || warps == 8) && nv == 16 * warps),
+                "wgmma: 4 or 8 warps (one or two warpgroups), one 16-row weight fragment per warp");
+  static_assert(!wgmma || (block_m == 8 || block_m == 16 || block_m == 32 || block_m == 64 || block_m == 128),
+                "wgmma: block_m (the MMA's N) 8, 16, 32, 64 or 128");
+  static_assert(!wgmma || block_k == 128 || block_k == 256, "wgmma: block_k 128 or 256 (an even number of 64-K steps)");
+  static_assert(!wgmma || threads >= block_m, "wgmma: a thread per token row (the chunk count is one barrier count)");
+  static_assert(!wgmma || !a_fp8 || (fp8 == fp8_e4m3fn && block_m <= 64),
+                "wgmma a8w4: OCP e4m3 (the e4m3 wgmma), block_m <= 64 (two scratch sums)");
 };
 
 // silu(g) * u, in fp32.

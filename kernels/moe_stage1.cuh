@@ -7,6 +7,7 @@
 #include "moe_gemm.cuh"
 #include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
+#include "moe_wgmma_gemm.cuh"
 #include "moe_test_break.cuh"
 
 namespace moetune {
@@ -56,6 +57,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   g.k_begin = 0;
   g.k_end = H;
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::wgmma) wgmma_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);

@@ -13,6 +13,7 @@
 #include "moe_gemm.cuh"
 #include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
+#include "moe_wgmma_gemm.cuh"
 #include "moe_test_break.cuh"
 
 namespace moetune {
@@ -60,6 +61,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   g.k_begin = k_begin;
   g.k_end = k_end;
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::wgmma) wgmma_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);

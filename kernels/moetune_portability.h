@@ -138,6 +138,18 @@ MOETUNE_DEV bool barrier_any(bool p) {
 #endif
 }
 
+// barrier() that also returns how many threads of the CTA passed `p` true (bar.red.popc).
+// CUDA only, like barrier_any (its caller is the sm_90a wgmma main loop).
+template <int Unused = 0>
+MOETUNE_DEV int barrier_count(bool p) {
+#if defined(MOETUNE_CUDA)
+  return __syncthreads_count(p ? 1 : 0);
+#else
+  static_assert(Unused != 0, "barrier_count is CUDA-only (sm_90a wgmma main loop)");
+  return p ? 1 : 0;
+#endif
+}
+
 // Orders shared-memory accesses among the lanes of one warp/wavefront (all lanes take part).
 MOETUNE_DEV void warp_sync() {
 #if defined(MOETUNE_CUDA)

@@ -224,13 +224,16 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
                opt.routing, opt.hot ? "hot" : "cold (rotated)", opt.repeats, opt.samples);
     exec::Verifier verifier(device, compiler, base, opt.seed);
     if (base.dtype != moe::DtypePath::bf16) {
-      // The `_rp` kernels' weight layout is prepared once here, as an engine would at load
-      // time; it is never inside a timed MoE.
-      double const mb = static_cast<double>(verifier.device_weights().copy(0).w1_repacked.size() +
-                                            verifier.device_weights().copy(0).w2_repacked.size()) / 1e6;
+      // The `_rp` and `_wg` kernels' weight layouts are prepared once here, as an engine
+      // would at load time; never inside a timed MoE.
+      auto const& w0 = verifier.device_weights().copy(0);
+      double const mb = static_cast<double>(w0.w1_repacked.size() + w0.w2_repacked.size()) / 1e6;
+      double const tiled_mb = static_cast<double>(w0.w1_tiles.size() + w0.w1_tile_scales.size() + w0.w2_tiles.size() +
+                                                  w0.w2_tile_scales.size()) / 1e6;
       repack_seconds.push_back(verifier.device_weights().repack_seconds());
-      fmt::print("weights: {:.0f} MB of MXFP4 codes repacked for `_rp` kernels in {:.1f} ms on the host "
-                 "(load time, not timed)\n", mb, repack_seconds.back() * 1e3);
+      fmt::print("weights: {:.0f} MB of MXFP4 codes repacked for `_rp` kernels and {:.0f} MB of codes and scales "
+                 "tiled for `_wg` kernels in {:.1f} ms on the host (load time, not timed)\n", mb, tiled_mb,
+                 repack_seconds.back() * 1e3);
     }
     BenchContext const ctx{opt, opt.roofline ? &ceilings : nullptr, device, arch, compiler,
                            verifier, moe::parse_routing_spec(opt.routing)};

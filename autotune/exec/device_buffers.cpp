@@ -9,6 +9,7 @@
 #include "autotune/core/error.hpp"
 #include "autotune/core/fast_hash.hpp"
 #include "autotune/moe/mxfp4_repack.hpp"
+#include "autotune/moe/mxfp4_wgmma_tiles.hpp"
 
 namespace moetune::exec {
 namespace {
@@ -49,10 +50,15 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
                              const moe::Weights& w, int copies) {
   if (copies < 1) throw Error("DeviceWeights: at least one weight copy is needed");
   std::vector<std::uint8_t> w1_repacked, w2_repacked;
+  moe::WgmmaTiles w1_tiles, w2_tiles;
   if (shape.dtype != moe::DtypePath::bf16) {
     auto const start = std::chrono::steady_clock::now();
     w1_repacked = moe::repack_mxfp4(w.w1_codes);
     w2_repacked = moe::repack_mxfp4(w.w2_codes);
+    if (moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w1))
+      w1_tiles = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w1, w.w1_codes, w.w1_scales);
+    if (moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w2))
+      w2_tiles = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w2, w.w2_codes, w.w2_scales);
     m_repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   for (int c = 0; c < copies; ++c) {
@@ -67,6 +73,10 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
       copy.w2_scales = upload_new(device, w.w2_scales);
       copy.w1_repacked = upload_new(device, w1_repacked);
       copy.w2_repacked = upload_new(device, w2_repacked);
+      copy.w1_tiles = upload_new(device, w1_tiles.codes);
+      copy.w1_tile_scales = upload_new(device, w1_tiles.scales);
+      copy.w2_tiles = upload_new(device, w2_tiles.codes);
+      copy.w2_tile_scales = upload_new(device, w2_tiles.scales);
     }
     if (copy.w1.empty() || copy.w2.empty()) {
       throw Error(fmt::format("DeviceWeights: no {} weights in the workload",
@@ -87,8 +97,24 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const DeviceWeights& sou
   };
   for (int c = 0; c < copies; ++c) {
     m_copies.push_back({clone(from.w1), clone(from.w1_scales), clone(from.w2), clone(from.w2_scales),
-                        clone(from.w1_repacked), clone(from.w2_repacked)});
+                        clone(from.w1_repacked), clone(from.w2_repacked), clone(from.w1_tiles),
+                        clone(from.w1_tile_scales), clone(from.w2_tiles), clone(from.w2_tile_scales)});
   }
+}
+
+WeightView weight_view(const WeightCopy& w, int stage, search::WeightLayout layout) {
+  bool const s1 = stage == 1;
+  switch (layout) {
+    case search::WeightLayout::natural: break;
+    case search::WeightLayout::repacked: return {s1 ? w.w1_repacked : w.w2_repacked, s1 ? w.w1_scales : w.w2_scales};
+    case search::WeightLayout::wgmma_tiles: {
+      auto const& codes = s1 ? w.w1_tiles : w.w2_tiles;
+      if (codes.empty())
+        throw Error(fmt::format("the stage-{} weights have no wgmma tile layout (K not a multiple of 64, or bf16)", stage));
+      return {codes, s1 ? w.w1_tile_scales : w.w2_tile_scales};
+    }
+  }
+  return {s1 ? w.w1 : w.w2, s1 ? w.w1_scales : w.w2_scales};
 }
 
 const WeightCopy& DeviceWeights::copy(int index) const {
@@ -98,7 +124,8 @@ const WeightCopy& DeviceWeights::copy(int index) const {
 std::size_t DeviceWeights::bytes_per_copy() const {
   auto const& w = m_copies.front();
   return w.w1.size() + w.w1_scales.size() + w.w2.size() + w.w2_scales.size() + w.w1_repacked.size() +
-         w.w2_repacked.size();
+         w.w2_repacked.size() + w.w1_tiles.size() + w.w1_tile_scales.size() + w.w2_tiles.size() +
+         w.w2_tile_scales.size();
 }
 
 std::string DeviceWeights::digest() const {
@@ -110,6 +137,7 @@ std::string DeviceWeights::digest() const {
     hash_buffer(hash, w.w2_scales);
     hash_buffer(hash, w.w1_repacked);
     hash_buffer(hash, w.w2_repacked);
+    for (auto const* b : {&w.w1_tiles, &w.w1_tile_scales, &w.w2_tiles, &w.w2_tile_scales}) hash_buffer(hash, *b);
   }
   return fmt::format("{:016x}", hash.value());
 }

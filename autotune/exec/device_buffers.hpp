@@ -11,6 +11,7 @@
 
 #include "autotune/gpu/gpu.hpp"
 #include "autotune/moe/workload.hpp"
+#include "autotune/search/kernel_config.hpp"
 
 namespace moetune::exec {
 
@@ -19,12 +20,22 @@ struct WeightCopy {
   // The MXFP4 codes again in the repacked layout (moe/mxfp4_repack.hpp) that `_rp` kernels
   // read, prepared once when the weights are uploaded; the scales are shared. Empty on bf16.
   gpu::DeviceBuffer w1_repacked, w2_repacked;
+  // Codes and scales again in the wgmma tile layout (moe/mxfp4_wgmma_tiles.hpp) that `_wg`
+  // kernels read, for each matrix whose K allows it (empty otherwise, and on bf16).
+  gpu::DeviceBuffer w1_tiles, w1_tile_scales, w2_tiles, w2_tile_scales;
 };
+
+// The codes and scales of w1 or w2 in the layout a kernel reads (search::weight_layout).
+struct WeightView {
+  const gpu::DeviceBuffer& codes;
+  const gpu::DeviceBuffer& scales;
+};
+[[nodiscard]] WeightView weight_view(const WeightCopy& w, int stage, search::WeightLayout layout);
 
 class DeviceWeights {
  public:
-  // MXFP4 weights are also repacked (on the host, timed: repack_seconds()) and uploaded in
-  // that layout.
+  // MXFP4 weights are also repacked and tiled for wgmma (on the host, timed: repack_seconds())
+  // and uploaded in those layouts.
   DeviceWeights(const gpu::Device& device, const moe::MoeShape& shape, const moe::Weights& weights,
                 int copies = 1);
   // `copies` freshly allocated copies of `source`'s first copy, copied on the device: a new
@@ -34,8 +45,9 @@ class DeviceWeights {
   [[nodiscard]] const WeightCopy& copy(int index) const;  // index taken modulo copies()
   [[nodiscard]] int copies() const { return static_cast<int>(m_copies.size()); }
   [[nodiscard]] std::size_t bytes_per_copy() const;
-  // Host time the repack of the MXFP4 codes took when these weights were uploaded (0 for
-  // bf16 and for device copies): a load-time cost, never part of a timed MoE.
+  // Host time the repack and the wgmma tiling of the MXFP4 weights took when these weights
+  // were uploaded (0 for bf16 and for device copies): a load-time cost, never part of a timed
+  // MoE.
   [[nodiscard]] double repack_seconds() const { return m_repack_seconds; }
   // A fast 64-bit hash over every copy's bytes (core/fast_hash.hpp), as hex.
   [[nodiscard]] std::string digest() const;

@@ -93,9 +93,10 @@ void MoePipeline::launch_stage1(const DeviceInputs& in, const WeightCopy& w,
   auto const& launch = m_plan1.launches.at(1);
   void* x = address(in.x());
   void* x_scales = address(in.x_scales());
-  // A repacked kernel reads the same weights in the layout prepared at load time.
-  void* w1 = address(m_cfg1.repacked ? w.w1_repacked : w.w1);
-  void* w1_scales = address(w.w1_scales);
+  // Repacked and wgmma-tiled kernels read the same weights in a layout prepared at load time.
+  auto const w1_view = weight_view(w, 1, search::weight_layout(m_cfg1));
+  void* w1 = address(w1_view.codes);
+  void* w1_scales = address(w1_view.scales);
   void* slots = address(m_sorted_slots);
   void* block_expert = address(m_block_expert);
   void* num_blocks = address(m_num_blocks);
@@ -116,8 +117,9 @@ void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
                                 const gpu::Stream& s) const {
   void* h = address(m_h);
   void* h_scales = address(m_h_scales);
-  void* w2 = address(m_cfg2.repacked ? w.w2_repacked : w.w2);
-  void* w2_scales = address(w.w2_scales);
+  auto const w2_view = weight_view(w, 2, search::weight_layout(m_cfg2));
+  void* w2 = address(w2_view.codes);
+  void* w2_scales = address(w2_view.scales);
   void* slots = address(m_sorted_slots);
   void* block_expert = address(m_block_expert);
   void* num_blocks = address(m_num_blocks);

@@ -52,6 +52,11 @@ const NvrtcApi& nvrtc() {
   return api;
 }
 
+// The machine target NVRTC compiles an arch's units for. Every sm_90 unit is built for
+// sm_90a: each compute-capability-9.0 GPU (H100, H200) runs sm_90a code, and only that target
+// has the warpgroup MMA the wgmma main loop uses (the other kernels compile to the same code).
+std::string target_arch(const std::string& arch) { return arch == "sm_90" ? "sm_90a" : arch; }
+
 // Destroys the program on every path out of compile().
 class Program {
  public:
@@ -87,7 +92,7 @@ class NvrtcCompiler final : public Compiler {
   [[nodiscard]] std::vector<std::string> options(const KernelSource& source) const override {
     return detail::assemble_options(
         {
-            "--gpu-architecture=" + m_arch,
+            "--gpu-architecture=" + target_arch(m_arch),
             "-std=c++17",
             "--ptxas-options=-v",  // registers, shared memory and spills in the log
         },

@@ -58,10 +58,11 @@ PreparedLayer::PreparedLayer(const LayerSpec& layer, search::Arch arch,
     }
     // The argument template: the bucket's weights and scalars, as exec::MoePipeline passes them.
     auto& v = b.args;
-    v.w1 = const_cast<void*>(m_weights->w1(choice.stage1.repacked));
-    v.w2 = const_cast<void*>(m_weights->w2(choice.stage2.repacked));
-    v.w1_scales = const_cast<void*>(m_weights->w1_scales());
-    v.w2_scales = const_cast<void*>(m_weights->w2_scales());
+    auto const l1 = search::weight_layout(choice.stage1), l2 = search::weight_layout(choice.stage2);
+    v.w1 = const_cast<void*>(m_weights->codes(1, l1));
+    v.w2 = const_cast<void*>(m_weights->codes(2, l2));
+    v.w1_scales = const_cast<void*>(m_weights->scales(1, l1));
+    v.w2_scales = const_cast<void*>(m_weights->scales(2, l2));
     v.topk = static_cast<std::int32_t>(shape.topk);
     v.experts = static_cast<std::int32_t>(shape.experts);
     v.hidden = static_cast<std::int32_t>(shape.hidden);

@@ -87,13 +87,16 @@ std::unique_ptr<PreparedLayer> RuntimeContext::prepare(const LayerSpec& requeste
   m_device->make_current();
   auto choices = choose_buckets(layer, m_arch, m_identity, m_tables,
                                 [&](const search::KernelConfig& c) { return m_kernels->prepare(c); });
-  bool repack_w1 = false, repack_w2 = false;
+  LayoutsNeeded w1_layouts, w2_layouts;
   for (auto const& c : choices) {
-    repack_w1 = repack_w1 || c.stage1.repacked;
-    repack_w2 = repack_w2 || c.stage2.repacked;
+    for (auto [cfg, need] : {std::pair{&c.stage1, &w1_layouts}, std::pair{&c.stage2, &w2_layouts}}) {
+      auto const layout = search::weight_layout(*cfg);
+      need->repacked = need->repacked || layout == search::WeightLayout::repacked;
+      need->wgmma_tiles = need->wgmma_tiles || layout == search::WeightLayout::wgmma_tiles;
+    }
   }
   auto prepared_weights =
-      std::make_unique<PreparedWeights>(*m_device, layer.shape, weights, repack_w1, repack_w2);
+      std::make_unique<PreparedWeights>(*m_device, layer.shape, weights, w1_layouts, w2_layouts);
   auto result = std::make_unique<PreparedLayer>(layer, m_arch, std::move(choices), *m_kernels,
                                                 std::move(prepared_weights));
   result->set_report_json(
@@ -106,9 +109,10 @@ std::unique_ptr<PreparedLayer> RuntimeContext::prepare(const LayerSpec& requeste
                moe::to_string(layer.shape), layer.max_tokens, m_identity.arch,
                m_identity.compute_units, token_list(buckets, ChoiceSource::tuned_row),
                token_list(buckets, ChoiceSource::default_no_row),
-               result->weights().repacked_bytes() > 0
-                   ? fmt::format("; {:.1f} MB of MXFP4 codes repacked in {:.2f} s",
-                                 static_cast<double>(result->weights().repacked_bytes()) / 1e6,
+               result->weights().repacked_bytes() + result->weights().tiled_bytes() > 0
+                   ? fmt::format("; {:.1f} MB of MXFP4 weights rearranged (repacked, wgmma tiles) in {:.2f} s",
+                                 static_cast<double>(result->weights().repacked_bytes() +
+                                                     result->weights().tiled_bytes()) / 1e6,
                                  result->weights().repack_seconds())
                    : "");
   for (auto const& b : buckets) {
@@ -149,6 +153,7 @@ std::string layer_report_json(const PreparedLayer& layer, const gpu::Device& dev
       {"buckets", buckets},
       {"max_workspace_bytes", max_workspace},
       {"repacked_weight_bytes", layer.weights().repacked_bytes()},
+      {"wgmma_tiled_weight_bytes", layer.weights().tiled_bytes()},
       {"repack_seconds", layer.weights().repack_seconds()}};
   return report.dump();
 }

@@ -1,6 +1,7 @@
 #include "autotune/search/default_config.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "autotune/search/validity.hpp"
 
@@ -34,6 +35,39 @@ bool prefer_repacked(KernelConfig& c, int waves, Arch arch, const moe::MoeShape&
   if (check_config(trial, arch, shape)) return false;
   c = trial;
   return true;
+}
+
+// The sm_90a wgmma pair for `per_expert` tokens per expert (kernels/moe_wgmma_gemm.cuh), or
+// nullopt where the rules refuse it for this shape (K not in 64s; A8W4: in 128s and whole
+// k-tiles). Measured on the H200 (results/sm_90/2026-12-02-h200-s10/probes/p5) against the
+// session-9 default: backbone M = 64 / 512 / 4096 589 / 1037 / 3479 -> 485 / 858 / 2324 us,
+// draft M = 8 / 64 / 512 / 4096 74 / 263 / 394 / 1681 -> 64 / 216 / 338 / 1085, EP M = 8 / 64 /
+// 512 / 4096 315 / 862 / 1667 / 7325 -> 275 / 657 / 1084 / 5742, A8W4 backbone M = 64 / 512
+// 685 / 1094 -> 481 / 919 (M = 4096 3948 -> 3933). 8-token blocks below 3 tokens per expert,
+// 16-token blocks below 16, then 64-token blocks (32-token ones were never the fastest); two
+// warpgroups per CTA (each token row brought into LDS serves 128 weight rows: 858 vs 887 us
+// at backbone M = 512, 533 vs 558 at M = 64), rings of 4 k-tiles (6 lost to the occupancy
+// their LDS costs: 933 vs 858).
+std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double per_expert, Arch arch,
+                                            const moe::MoeShape& shape) {
+  int const bm = per_expert < 3 ? 8 : per_expert < 16 ? 16 : 64;
+  DefaultConfigs d = base;
+  both_stages(d, bm, false, false);
+  for (KernelConfig* s : {&d.stage1, &d.stage2}) {
+    s->wgmma = true;
+    s->fragment_decode = false;
+    s->repacked = false;
+    s->warps = 8;
+    s->block_n = (s->stage == 1 ? 8 : 16) * s->warps;
+    s->block_k = 128;
+    s->stages = 4;
+    s->waves = 0;
+    s->stage2_mode = Stage2Mode::atomic;
+  }
+  if (bm < 64) d.stage1.block_k = 256;  // fewer, longer k-tiles where the MMAs are short
+  if (check_config(d.stage1, arch, shape)) d.stage1.block_k = 128;  // A8W4: whole k-tiles
+  if (check_config(d.stage1, arch, shape) || check_config(d.stage2, arch, shape)) return std::nullopt;
+  return d;
 }
 
 void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
@@ -98,6 +132,17 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   bool const a16w4_fragment = shape.dtype == DtypePath::a16w4 && per_expert >= 3;
   bool const a8w4_fragment = shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp;
   bool const fragment_sizes = nvidia && (a16w4_fragment || a8w4_fragment) && per_expert < 160;
+  // sm_90a MXFP4 (A16W4, A8W4 with OCP e4m3) from 0.1 tokens per expert: the wgmma main loop
+  // (wgmma_default above). Below that (M = 1 on the DeepSeek shapes) the swapped and fragment-
+  // decode kernels stay: wgmma's 8-token blocks were measured only at backbone M = 1 there
+  // (36.6 vs 38.5 us), too close to change a default on.
+  bool const wgmma_dtype = shape.dtype == DtypePath::a16w4 || (shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp);
+  if (nvidia && wgmma_dtype && per_expert >= 0.1) {
+    DefaultConfigs base{c, c};
+    base.stage1.stage = 1;
+    base.stage2.stage = 2;
+    if (auto w = wgmma_default(base, per_expert, arch, shape)) return *w;
+  }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
   if (swapped_sizes && per_expert <= 12) {
     // sm_90, few tokens per expert: the swapped-operand kernels (weights on the MMA's M side,

@@ -50,6 +50,19 @@ std::string_view to_string(Stage2Mode mode) {
   return mode == Stage2Mode::atomic ? "atomic" : "reduce";
 }
 
+WeightLayout weight_layout(const KernelConfig& c) {
+  return c.wgmma ? WeightLayout::wgmma_tiles : c.repacked ? WeightLayout::repacked : WeightLayout::natural;
+}
+
+std::string_view to_string(WeightLayout layout) {
+  switch (layout) {
+    case WeightLayout::natural: return "natural";
+    case WeightLayout::repacked: return "repacked";
+    case WeightLayout::wgmma_tiles: return "wgmma tiles";
+  }
+  return "?";
+}
+
 std::string KernelConfig::name() const {
   std::string s = fmt::format("moetune_s{}_{}_{}_t{}x{}x{}_w{}_kp{}_nk{}_wv{}_st{}", stage,
                               moe::to_string(dtype), format_token(*this), block_m, block_n,
@@ -57,6 +70,7 @@ std::string KernelConfig::name() const {
   if (swap_ab) s += "_sab";
   if (staged) s += "_stg";
   if (fragment_decode) s += "_fd";
+  if (wgmma) s += "_wg";
   if (repacked) s += "_rp";
   if (stage == 1) {
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -73,12 +87,17 @@ KernelConfig parse_kernel_name(std::string_view name) {
   // The optional main-loop and layout tokens (swapped operands, staged, fragment decode, then
   // repacked weights) sit after the stages token; take them out so the positions below are
   // those of every other name.
-  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "rp")) {
-    bool& flag = t[10] == "sab" ? c.swap_ab : t[10] == "stg" ? c.staged : t[10] == "fd" ? c.fragment_decode : c.repacked;
+  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "rp")) {
+    bool& flag = t[10] == "sab"   ? c.swap_ab
+                 : t[10] == "stg" ? c.staged
+                 : t[10] == "fd"  ? c.fragment_decode
+                 : t[10] == "wg"  ? c.wgmma
+                                  : c.repacked;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'rp'");
+    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd' or 'wg' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");
+    if ((t[10] == "sab" || t[10] == "stg" || t[10] == "fd") && c.wgmma) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'wg'");
     flag = true;
     t.erase(t.begin() + 10);
   }

@@ -7,12 +7,14 @@
 //   moetune_s1_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv0_st3_stg_gi_dw0
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0
+//   moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
-// or "stg" for the staged main loop (then "fd" for its fragment decode), then "rp" when the
-// MXFP4 weights are in the repacked layout (each absent otherwise, so names from before these
-// knobs still parse); stage one: gate/up order (gi interleaved, gs separated) and
+// or "stg" for the staged main loop (then "fd" for its fragment decode) or "wg" for the wgmma
+// main loop (whose weights are always in the wgmma tile layout), then "rp" when the MXFP4
+// weights are in the repacked layout (each absent otherwise, so names from before these knobs
+// still parse); stage one: gate/up order (gi interleaved, gs separated) and
 // doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
 #include <string>
 #include <string_view>
@@ -64,10 +66,23 @@ struct KernelConfig {
   // placed so the decode takes ~3.75 instructions per bf16 pair instead of ~5 (sm_90, swapped
   // or staged main loop).
   bool repacked = false;
+  // Hopper's warpgroup MMA (kernels/moe_wgmma_gemm.cuh, sm_90a): the MXFP4 weights decoded
+  // straight into wgmma's register A operand (16 rows per warp: block_n is 8 x warps in stage
+  // one, 16 x warps in stage two), the block_m tokens its N side, read from swizzled LDS rows;
+  // the weights in the wgmma tile layout prepared once at load time
+  // (autotune/moe/mxfp4_wgmma_tiles.hpp). Name token `_wg`.
+  bool wgmma = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
+
+// The weight layout a kernel reads (kernels/moe_config.cuh's WLayout), prepared once at load
+// time for every kernel but the natural ones: AITER's own MXFP4 (and bf16) tensors, the
+// repacked MXFP4 words (`_rp`) or the wgmma tiles (`_wg`, codes and scales both).
+enum class WeightLayout { natural = 0, repacked = 1, wgmma_tiles = 2 };
+[[nodiscard]] WeightLayout weight_layout(const KernelConfig& c);
+[[nodiscard]] std::string_view to_string(WeightLayout layout);
 
 // Parses a name made by KernelConfig::name(). Throws moetune::Error naming the offending token
 // (its position and text) and what was expected there.

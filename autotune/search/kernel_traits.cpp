@@ -89,6 +89,37 @@ KernelTraits staged_traits(const KernelConfig& c, KernelTraits t) {
   return t;
 }
 
+// kernels/moe_config.cuh's wg_* quantities and kernels/moe_wgmma_gemm.cuh's register use.
+KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
+  bool const a_fp8 = c.dtype == DtypePath::a8w4;
+  int const b_bytes = c.block_m * c.block_k * (a_fp8 ? 1 : 2);
+  int const w_bytes = t.nv * c.block_k / 2;
+  int const s_bytes = t.nv * c.block_k / 32;
+  int const as_bytes = a_fp8 ? c.block_m * c.block_k / 32 : 0;
+  int const stage_bytes = (b_bytes + w_bytes + s_bytes + as_bytes + 1023) / 1024 * 1024;
+  // One 16-row fragment per warp; the C tile (token-major, fp32) reuses the ring.
+  t.warps_m = 1;
+  t.warps_n = c.warps;
+  t.warp_rows = 16;
+  t.mt = 1;
+  t.nt = 1;
+  t.a_row_bytes = 0;
+  t.a_bytes = c.stages * stage_bytes + 1024;  // 1 KB spare aligns the ring to the swizzle atoms
+  t.c_bytes = c.block_m * (t.nv + 4) * 4;
+  t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
+  int const threads = std::max(1, t.threads);
+  t.a_vecs_per_thread = (c.block_m * c.block_k * (a_fp8 ? 1 : 2) / 16 + threads - 1) / threads;
+  // wgmma's D: 64 x block_m fp32 per warpgroup, block_m / 2 per lane; a8w4 adds two scratch
+  // sums of the same size.
+  t.accumulators = c.block_m / 2;
+  // Per lane: accumulators (and scratch sums); two 64-K steps of A registers (16 words each,
+  // a8w4: two k32 steps of 4); the copy sources (a pointer, a K and an offset per token piece);
+  // ~24 for loop state. A lower bound: ptxas's report decides (compile step).
+  int const a_regs = a_fp8 ? 8 : 32;
+  t.estimated_registers = t.accumulators * (a_fp8 ? 3 : 1) + a_regs + 4 * t.a_vecs_per_thread + 24;
+  return t;
+}
+
 }  // namespace
 
 KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
@@ -124,6 +155,7 @@ KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
   t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
   t.accumulators = t.mt * t.nt * t.acc;
   if (c.swap_ab) return swapped_traits(c, t);
+  if (c.wgmma) return wgmma_traits(c, t);
   if (c.staged) return staged_traits(c, t);
   // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one
   // decoded run; the A prefetch registers when stages >= 2; ~40 for addresses and indices.

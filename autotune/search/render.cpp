@@ -32,8 +32,8 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 std::string config_type(const KernelConfig& c, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
-  // 3 staged with fragment decode),
-  // WLayout (0 natural MXFP4, 1 repacked). Every parameter is spelled out:
+  // 3 staged with fragment decode, 4 wgmma),
+  // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles). Every parameter is spelled out:
   // hipRTC (HIP 5.2) does not match a name expression that leaves a defaulted one out.
   bool const s1 = c.stage == 1;
   return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
@@ -42,7 +42,8 @@ std::string config_type(const KernelConfig& c, Arch arch) {
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
-                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : 0, c.repacked ? 1 : 0);
+                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? 4 : 0,
+                     static_cast<int>(weight_layout(c)));
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {

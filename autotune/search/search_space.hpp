@@ -9,7 +9,8 @@
 // A stage may also be an array of such objects: the union of their cartesian products (so a
 // small space can list exact variants). Knobs left out take KernelConfig's defaults.
 // "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels; "staged": [0, 1] the
-// staged main loop (many tokens per expert, sm_90).
+// staged main loop (many tokens per expert, sm_90); "wgmma": [0, 1] the warpgroup-MMA main loop
+// (sm_90a).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ struct KnobLists {
   std::vector<int> staged{0};   // 1 = the staged main loop (LDS ring, weights decoded in LDS)
   std::vector<int> repack{0};   // 1 = MXFP4 weights in the repacked layout (moe/mxfp4_repack.hpp)
   std::vector<int> fragment_decode{0};  // 1 = staged with each warp decoding its own fragments
+  std::vector<int> wgmma{0};  // 1 = the wgmma main loop (sm_90a; weights in the wgmma tile layout)
 };
 
 struct ArchSpace {

@@ -73,6 +73,44 @@ void fragment_decode_rules(const KernelConfig& c, Add& add) {
                     "the ring's bank swizzle permutes the pieces of a row by XOR)", c.block_k));
 }
 
+// The wgmma main loop (kernels/moe_wgmma_gemm.cuh): Hopper's warpgroup MMA (sm_90a), one
+// 16-row weight fragment per warp decoded into wgmma's register A operand, the block_m tokens
+// its N side, 64-K steps, the weights in the wgmma tile layout (which needs K in whole 64-K
+// steps; A8W4's token scale words need K in 128s and its scratch sums whole k-tiles).
+template <class Add>
+void wgmma_rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape, Add& add) {
+  if (!limits(arch).nvidia)
+    add(fmt::format("the wgmma main loop is Hopper's warpgroup MMA (sm_90a); {} has none", to_string(arch)));
+  if (c.swap_ab || c.staged || c.fragment_decode)
+    add("wgmma is a main loop of its own: swap_ab, staged and fragment_decode must be 0");
+  if (c.repacked) add("the wgmma main loop reads its own weight layout (the wgmma tiles): repack must be 0");
+  if (c.dtype == DtypePath::bf16) add("the wgmma main loop decodes MXFP4 weights; bf16 weights use the register main loop");
+  if (c.dtype == DtypePath::a8w4 && c.fp8 != Fp8Flavor::ocp)
+    add("a8w4 wgmma multiplies OCP e4m3 codes: e4m3fnuz has no such wgmma");
+  if (c.nonkdim != 16) add(fmt::format("nonkdim {} with wgmma: only 16", c.nonkdim));
+  if (c.kpack != 1) add(fmt::format("kpack {} with wgmma: only 1", c.kpack));
+  if (c.warps != 4 && c.warps != 8) add(fmt::format("warps {} with wgmma: 4 or 8 (one or two warpgroups)", c.warps));
+  int const want_n = (c.stage == 1 ? 8 : 16) * c.warps;
+  if (c.block_n != want_n)
+    add(fmt::format("block_n {} with wgmma and {} warps: {} (one 16-row weight fragment per warp{})", c.block_n,
+                    c.warps, want_n, c.stage == 1 ? ": 8 h columns, gate and up" : ""));
+  if (c.block_m != 8 && c.block_m != 16 && c.block_m != 32 && c.block_m != 64 && c.block_m != 128)
+    add(fmt::format("block_m {} with wgmma: 8, 16, 32, 64 or 128 (the MMA's N)", c.block_m));
+  if (c.dtype == DtypePath::a8w4 && c.block_m > 64)
+    add(fmt::format("block_m {} with a8w4 wgmma: at most 64 (two scratch sums beside the accumulators)", c.block_m));
+  if (c.block_k != 128 && c.block_k != 256)
+    add(fmt::format("block_k {} with wgmma: 128 or 256 (an even number of 64-K steps)", c.block_k));
+  if (c.stages < 3 || c.stages > 8)
+    add(fmt::format("stages {} with wgmma: a copy ring of 3 to 8 k-tiles (a stage is refilled two k-tiles after "
+                    "it was read)", c.stages));
+  if (shape == nullptr) return;
+  std::int64_t const k = c.stage == 1 ? shape->hidden : shape->inter;
+  char const* const k_name = c.stage == 1 ? "model_dim" : "inter_dim";
+  if (k % 64 != 0) add(fmt::format("{} {} with wgmma: a multiple of 64 (the wgmma tile layout's 64-K steps)", k_name, k));
+  if (c.dtype == DtypePath::a8w4 && (k % 128 != 0 || k % c.block_k != 0))
+    add(fmt::format("{} {} with a8w4 wgmma: a multiple of 128 and of block_k {} (whole k-tiles)", k_name, k, c.block_k));
+}
+
 // The repacked MXFP4 layout (autotune/moe/mxfp4_repack.hpp): read by the swapped and the
 // staged main loops' decode, whose fast path is CUDA's bf16x2 multiply (elsewhere the exact
 // fp32 path would decode it, slower than the natural layout's MFMA-side decode).
@@ -98,7 +136,7 @@ int register_budget(const KernelConfig& c, Arch arch, int threads) {
   int hw = lim.registers_per_lane;
   if (lim.nvidia) hw = std::min(hw, 65536 / std::max(1, threads * occupancy));
   else hw = std::min(hw, 512 / occupancy);
-  return c.swap_ab || c.staged ? hw : hw * 65 / 100;
+  return c.swap_ab || c.staged || c.wgmma ? hw : hw * 65 / 100;
 }
 
 void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
@@ -112,9 +150,10 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.staged) staged_rules(c, arch, add);
   if (c.repacked) repacked_rules(c, arch, add);
   if (c.fragment_decode) fragment_decode_rules(c, add);
+  if (c.wgmma) wgmma_rules(c, arch, shape, add);
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
-  } else {
+  } else if (!c.wgmma) {
     if (c.block_m < 16 || c.block_m % 16 != 0)
       add(fmt::format("block_m {} is not a positive multiple of 16 (the MMA row tile)", c.block_m));
     if (c.block_m > 64 && c.block_m % 64 != 0)
@@ -133,7 +172,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("nonkdim {} on {}: only 16 (mma.sync m16n8k16) or 0 (FMA)", c.nonkdim, an));
   if (!lim.nvidia && c.nonkdim != 0 && c.nonkdim != 16 && c.nonkdim != 32)
     add(fmt::format("nonkdim {} on {}: only 16, 32 (MFMA) or 0 (FMA)", c.nonkdim, an));
-  if (!c.swap_ab && !c.staged && (c.stages < 1 || c.stages > 3)) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
+  if (!c.swap_ab && !c.staged && !c.wgmma && (c.stages < 1 || c.stages > 3)) add(fmt::format("stages {} is not 1, 2 or 3", c.stages));
   if (c.waves < 0 || c.waves > lim.max_waves)
     add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
   if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));
@@ -164,7 +203,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.staged && !c.fragment_decode && t.nt % 2 != 0)
     add(fmt::format("{} weight rows per CTA give {} 8-row fragments per warp over {} warps: the staged "
                     "main loop loads them in pairs (ldmatrix.x4)", t.nv, t.nt, t.warps_n));
-  if (!c.swap_ab && !c.staged && c.block_k % t.chunk != 0)
+  if (!c.swap_ab && !c.staged && !c.wgmma && c.block_k % t.chunk != 0)
     add(fmt::format("block_k {} is not a multiple of {} (32*kpack K per lane x {} lanes per row of {})",
                     c.block_k, t.chunk, t.lpr, to_string(t.path)));
   bool const scaled = t.path == MmaPath::smfma16 || t.path == MmaPath::smfma32;

@@ -111,6 +111,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = !c.swap_ab;
       c.staged = false;
       c.fragment_decode = false;
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
       c.waves = 0;  // the default's occupancy hint and layout belong to its own main loop
       c.repacked = false;
       c.block_m = 16;
@@ -135,6 +136,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.swap_ab = false;
         c.staged = true;
         c.fragment_decode = false;
+        c.wgmma = false;
         c.waves = 0;
         c.repacked = false;
         c.block_m = bm;
@@ -155,6 +157,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = swapped;
       c.staged = !swapped;
       c.fragment_decode = false;
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
       c.repacked = true;
       c.waves = 0;
       c.ksplit = 1;
@@ -178,6 +181,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.swap_ab = false;
         c.staged = true;
         c.fragment_decode = true;
+        c.wgmma = false;
         c.repacked = base_shape.dtype == moe::DtypePath::a16w4;
         c.block_m = bm;
         c.block_n = c.stage == 1 ? 64 : 128;
@@ -200,11 +204,50 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       require_passes(verifier.verify(s1, s2, options));
     }
   }
+  SECTION("the wgmma main loop on both stages, 8-, 32- and 128-token blocks") {
+    // sm_90a, MXFP4, K in 64s (A8W4: in 128s and whole k-tiles, at most 64 tokens): verified
+    // where the rules accept it, and elsewhere the rules must refuse it.
+    for (int bm : {8, 32, 128}) {
+      auto wg = [&](search::KernelConfig c) {
+        c.swap_ab = false;
+        c.staged = false;
+        c.fragment_decode = false;
+        c.wgmma = false;
+        c.repacked = false;
+        c.wgmma = true;
+        c.nonkdim = 16;
+        c.kpack = 1;
+        c.block_m = bm;
+        c.warps = bm == 128 ? 8 : 4;
+        c.block_n = (c.stage == 1 ? 8 : 16) * c.warps;
+        c.block_k = c.stage == 1 && bm <= 32 ? 256 : 128;
+        c.stages = bm == 128 ? 3 : 4;
+        c.waves = 0;
+        c.ksplit = 1;
+        c.stage2_mode = bm == 128 ? search::Stage2Mode::reduce : search::Stage2Mode::atomic;
+        return c;
+      };
+      auto const s1 = wg(defaults.stage1), s2 = wg(defaults.stage2);
+      CAPTURE(bm, s1.name(), s2.name());
+      bool const a8w4 = base_shape.dtype == moe::DtypePath::a8w4;
+      auto const fits = [&](std::int64_t k, int bk) { return k % 64 == 0 && (!a8w4 || (k % 128 == 0 && k % bk == 0)); };
+      bool const valid = sm90_mxfp4 && fits(base_shape.hidden, s1.block_k) && fits(base_shape.inter, s2.block_k) &&
+                         (!a8w4 || bm <= 64);
+      if (!valid) {
+        CHECK((search::check_config(s1, arch, base_shape) || search::check_config(s2, arch, base_shape)));
+        continue;
+      }
+      REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+      REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
+      require_passes(verifier.verify(s1, s2, options));
+    }
+  }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
       c.swap_ab = false;
       c.staged = false;
       c.fragment_decode = false;
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;
@@ -218,6 +261,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = false;
       c.staged = false;
       c.fragment_decode = false;
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;
@@ -293,6 +337,50 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, every sm_90 main l
     if (!search::check_config(o1, arch, shape) && !search::check_config(o2, arch, shape)) pairs.emplace_back(o1, o2);
   }
   for (auto const& [s1, s2] : pairs) {
+    exec::VerifyOptions options;
+    options.bucket_ms = {40};
+    options.graph_replay = false;
+    options.tolerance = moe::Tolerance{2.0, 0.02};
+    CAPTURE(s1.name(), s2.name());
+    require_passes(verifier.verify(s1, s2, options));
+  }
+}
+
+// The same for the wgmma main loop, on a shape whose K are in 128s (its layout's rule): A16W4
+// switches a k-tile to the exact decode (two bf16 multiplies per pair) for any scale byte
+// outside 2..127, found at the k-tile's barrier; A8W4 scales its fp8 partial sums in fp32.
+TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loop", "[gpu][exec]") {
+  auto const arch = compiler().arch();
+  if (arch != search::Arch::sm_90) {
+    WARN("the wgmma main loop is sm_90a only: nothing to run on " << search::to_string(arch));
+    return;
+  }
+  auto const dtype = GENERATE(moe::DtypePath::a16w4, moe::DtypePath::a8w4);
+  bool const a8w4 = dtype == moe::DtypePath::a8w4;
+  auto const shape = make_shape(768, 256, 16, 4, dtype);
+  auto const extreme = [a8w4](moe::Weights& w) {
+    std::uint8_t const small[] = {0, 1};
+    std::uint8_t const both[] = {0, 1, 128, 129, 130};
+    for (std::size_t i = 0; i < w.w1_scales.size(); i += 7) w.w1_scales[i] = small[(i / 7) % 2];
+    for (std::size_t i = 0; i < w.w2_scales.size(); i += 7) w.w2_scales[i] = a8w4 ? small[(i / 7) % 2] : both[(i / 7) % 5];
+  };
+  exec::Verifier verifier(device(), compiler(), shape, 11, extreme);
+  for (int bm : {16, 64}) {
+    auto const d = search::default_config(shape, arch, 40);
+    auto s1 = d.stage1, s2 = d.stage2;
+    for (auto* c : {&s1, &s2}) {
+      c->swap_ab = c->staged = c->fragment_decode = c->repacked = false;
+      c->wgmma = true;
+      c->block_m = bm;
+      c->warps = 4;
+      c->block_n = (c->stage == 1 ? 8 : 16) * c->warps;
+      c->block_k = 128;
+      c->stages = 4;
+      c->waves = 0;
+      c->ksplit = 1;
+    }
+    REQUIRE_FALSE(search::check_config(s1, arch, shape));
+    REQUIRE_FALSE(search::check_config(s2, arch, shape));
     exec::VerifyOptions options;
     options.bucket_ms = {40};
     options.graph_replay = false;

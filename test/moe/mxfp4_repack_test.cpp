@@ -1,5 +1,7 @@
 #include "autotune/moe/mxfp4_repack.hpp"
 
+#include "kernel_decode_contract.hpp"
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
@@ -31,15 +33,7 @@ TEST_CASE("the repacked MXFP4 layout is a bit permutation with the documented po
 // host layout or this contract fails on a machine without a GPU. Each result must carry the
 // pair's two codes as bf16 patterns: sign at 15/31, e1 e0 m at 8..6 / 24..22, nothing else.
 namespace {
-std::uint32_t kernel_pair_bits(std::uint32_t w, int p) {
-  constexpr std::uint32_t mask = 0x81c081c0u;
-  switch (p) {
-    case 0: return w & mask;
-    case 1: return (w << 3) & mask;
-    case 2: return (w << 6) & mask;
-    default: return ((w << 1) & 0x80008000u) | ((w >> 3) & 0x01800180u) | ((w >> 7) & 0x00400040u);
-  }
-}
+using test::kernel_pair_bits;
 std::uint32_t expected_pair_bits(std::uint32_t natural, int p) {
   auto half = [&](int j) {
     std::uint32_t const c = (natural >> (4 * j)) & 15u;

@@ -49,7 +49,7 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   shape.dtype = moe::DtypePath::a16w4;
   struct Expect {
     std::int64_t M;
-    bool swapped, staged, fragment_decode;
+    bool swapped, staged, fragment_decode, wgmma;
     int block_m;
   };
   // The sm_90 default at e.M: valid in both stages, with the expected main loop and tile.
@@ -63,38 +63,44 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage2.staged == e.staged);
     CHECK(d.stage1.fragment_decode == e.fragment_decode);
     CHECK(d.stage2.fragment_decode == e.fragment_decode);
+    CHECK(d.stage1.wgmma == e.wgmma);
+    CHECK(d.stage2.wgmma == e.wgmma);
     CHECK(d.stage1.block_m == e.block_m);
+    CHECK(d.stage2.block_m == e.block_m);
     return d;
   };
-  // Backbone: 6 M / 384 tokens per expert. Below 3 the swapped kernels; A16W4 from 3 to 160
-  // the staged main loop with fragment decode, 16-token blocks below 16 per expert and 32
-  // above (session 7, probes p3-p4); then the staged LDS-tile kernels with 128-token blocks.
-  for (auto const e : {Expect{8, true, false, false, 8}, Expect{128, true, false, false, 8},
-                       Expect{256, false, true, true, 16}, Expect{512, false, true, true, 16},
-                       Expect{4096, false, true, true, 32}, Expect{16384, false, true, false, 128}}) {
+  // Backbone: 6 M / 384 tokens per expert. Below 0.1 the swapped kernels (repacked layout, 4
+  // CTAs per SM); from there the wgmma main loop (session 10, probe p5): 8-token blocks below
+  // 3 tokens per expert, 16-token blocks below 16, 64-token blocks above, two warpgroups per
+  // CTA, rings of 4, 256-K stage-one tiles for the small blocks.
+  for (auto const e : {Expect{1, true, false, false, false, 8}, Expect{8, false, false, false, true, 8},
+                       Expect{128, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
+                       Expect{4096, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
     auto const d = checked_default(shape, e);
-    // MXFP4 on sm_90 reads the repacked layout in every main loop (session 6, p2-p4), with
-    // 8-token swapped blocks and 32-token fragment-decode blocks at 4 CTAs per SM and 8-warp
-    // staged stages at 2.
-    CHECK(d.stage1.repacked);
-    CHECK(d.stage2.repacked);
-    auto const hint = [&](const search::KernelConfig& k) {
-      return k.swap_ab ? 4 : k.fragment_decode ? (k.block_m == 32 ? 4 : 0) : k.warps == 8 ? 2 : 0;
-    };
-    CHECK(d.stage1.waves == hint(d.stage1));
-    CHECK(d.stage2.waves == hint(d.stage2));
-    if (e.block_m == 8 || e.block_m == 16) CHECK(d.stage1.block_k == 128);
+    if (e.swapped) {
+      CHECK(d.stage1.repacked);
+      CHECK(d.stage2.repacked);
+      CHECK(d.stage1.waves == 4);
+      CHECK(d.stage2.waves == 4);
+      continue;
+    }
+    CHECK(search::weight_layout(d.stage1) == search::WeightLayout::wgmma_tiles);
+    CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
+    CHECK(d.stage1.warps == 8);
+    CHECK(d.stage1.block_n == 64);
+    CHECK(d.stage2.block_n == 128);
+    CHECK(d.stage1.block_k == (e.block_m < 64 ? 256 : 128));
+    CHECK(d.stage2.block_k == 128);
+    CHECK(d.stage1.stages == 4);
   }
-  // A8W4 with OCP fp8 takes fragment decode into e4m3 MMAs (natural words) from the first
-  // token up to 160 per expert (session 8, probes p2-p3): 16-token blocks below 16 per expert,
-  // 32-token blocks with stage one in a ring of 3 above, then the LDS-tile staged kernels.
+  // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
+  // 32 K) from 0.1 tokens per expert; at M = 1 the fragment decode into e4m3 MMAs (session 8).
   {
     auto a8 = shape;
     a8.dtype = moe::DtypePath::a8w4;
     a8.fp8_flavor = moe::Fp8Flavor::ocp;
-    for (auto const e : {Expect{1, false, true, true, 16}, Expect{256, false, true, true, 16},
-                         Expect{2048, false, true, true, 32}, Expect{4096, false, true, true, 32},
-                         Expect{16384, false, true, false, 128}}) {
+    for (auto const e : {Expect{1, false, true, true, false, 16}, Expect{256, false, false, false, true, 16},
+                         Expect{2048, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
       auto const d = checked_default(a8, e);
       if (e.fragment_decode) {
         CHECK_FALSE(d.stage1.repacked);  // e4m3 codes come from natural words
@@ -102,6 +108,12 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
         CHECK(d.stage1.stages == 3);
       }
     }
+    // A K the wgmma tiles cannot take (not in 64s): the fragment-decode default again.
+    auto odd = a8;
+    odd.hidden = 5120 + 32;
+    auto const d = search::default_config(odd, search::Arch::sm_90, 512);
+    CHECK_FALSE(d.stage1.wgmma);
+    CHECK(d.stage1.fragment_decode);
   }
   // bf16 weights and AMD never take the staged main loop; bf16 keeps the swapped kernels up
   // to 12 tokens per expert.

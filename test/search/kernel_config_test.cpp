@@ -27,7 +27,9 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0",
                         "moetune_s2_a8w4_fp8_t8x64x128_w4_kp1_nk16_wv4_st2_sab_rp_ks1_dw0_atomic",
                         "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0",
-                        "moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st4_stg_fd_rp_ks1_dw0_reduce"}) {
+                        "moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st4_stg_fd_rp_ks1_dw0_reduce",
+                        "moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0",
+                        "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv2_st5_wg_ks2_dw0_atomic"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -71,6 +73,15 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(fd.fragment_decode);
   CHECK(fd.repacked);
   CHECK_FALSE(fd.swap_ab);
+  CHECK(weight_layout(fd) == WeightLayout::repacked);
+  auto const wg = parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0");
+  CHECK(wg.wgmma);
+  CHECK_FALSE(wg.staged);
+  CHECK_FALSE(wg.repacked);
+  CHECK(wg.block_m == 16);
+  CHECK(wg.block_n == 32);
+  CHECK(weight_layout(wg) == WeightLayout::wgmma_tiles);
+  CHECK(weight_layout(st) == WeightLayout::natural);
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
@@ -83,6 +94,10 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'fd'") && Contains("'stg' before 'fd'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_fd_gi_dw0"),
                     Contains("token 11 'fd'") && Contains("before 'rp'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_stg_gi_dw0"),
+                    Contains("token 11 'stg'") && Contains("before 'wg'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_rp_wg_gi_dw0"),
+                    Contains("token 11 'wg'") && Contains("before 'rp'"));
   CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
                     Contains("token 1 'aiter'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -60,11 +61,11 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
   CHECK(files >= 5);
 }
 
-// The bound keeps the CI compile step short; sm_90 covers four main loops (tokens on M,
-// swapped, staged, staged with fragment decode), so 14. The fragment-decode entries list both
+// The bound keeps the CI compile step short; sm_90 covers five main loops (tokens on M,
+// swapped, staged, staged with fragment decode, wgmma), so 18. The fragment-decode entries list both
 // weight layouts: A16W4 decodes the repacked one and A8W4 the natural one, so each dtype prunes
 // the other's by that rule and by no other.
-TEST_CASE("ci.json keeps 4 to 14 valid variants per stage per arch", "[search]") {
+TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
   for (auto const& a : space.arches) {
@@ -80,9 +81,9 @@ TEST_CASE("ci.json keeps 4 to 14 valid variants per stage per arch", "[search]")
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
-      CHECK(valid[1] <= 14);
+      CHECK(valid[1] <= 18);
       CHECK(valid[2] >= 4);
-      CHECK(valid[2] <= 14);
+      CHECK(valid[2] <= 18);
     }
   }
   CHECK(arches.size() == 4);
@@ -218,6 +219,62 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("(repack 0;"));
   k = f8, k.fp8 = moe::Fp8Flavor::fnuz;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("e4m3fnuz has no such MMA"));
+  // wgmma: one 16-row fragment per warp (block_n 8 x warps in stage one, 16 x warps in stage
+  // two), 8-128 tokens on N, 64-K steps, its own weight layout, sm_90 only.
+  KernelConfig wg;
+  wg.wgmma = true, wg.block_m = 16, wg.block_n = 32, wg.block_k = 256, wg.warps = 4, wg.stages = 4;
+  CHECK(!check_config(wg, Arch::sm_90));
+  CHECK(!check_config(wg, Arch::sm_90, backbone()));
+  for (int const bm : {8, 32, 64, 128}) {
+    k = wg, k.block_m = bm;
+    if (bm == 128) k.block_k = 128, k.stages = 3;  // 4 x 256-K stages of 128 tokens: 272 KB
+    CAPTURE(bm);
+    CHECK(!check_config(k, Arch::sm_90));
+  }
+  k = wg, k.block_m = 128;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("exceeds the 227 KB limit"));
+  k = wg, k.block_m = 24;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_m 24 with wgmma: 8, 16, 32, 64 or 128"));
+  k = wg, k.block_n = 64;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_n 64 with wgmma and 4 warps: 32"));
+  k = wg, k.stage = 2, k.block_n = 64;
+  CHECK(!check_config(k, Arch::sm_90));
+  k = wg, k.warps = 8, k.block_n = 64;
+  CHECK(!check_config(k, Arch::sm_90));
+  k = wg, k.warps = 2, k.block_n = 16;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 2 with wgmma: 4 or 8"));
+  k = wg, k.block_k = 64;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 64 with wgmma: 128 or 256"));
+  k = wg, k.stages = 2;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("stages 2 with wgmma: a copy ring of 3 to 8"));
+  k = wg, k.repacked = true;
+  {
+    auto const v = all_violations(k, Arch::sm_90);
+    CHECK(std::any_of(v.begin(), v.end(), [](auto const& r) { return r.find("repack must be 0") != std::string::npos; }));
+  }
+  k = wg, k.staged = true;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma is a main loop of its own"));
+  k = wg, k.dtype = DtypePath::bf16;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("bf16 weights use the register main loop"));
+  CHECK_THAT(check_config(wg, Arch::gfx950).value_or(""), Contains("gfx950 has none"));
+  auto w8 = wg;
+  w8.dtype = DtypePath::a8w4, w8.fp8 = moe::Fp8Flavor::ocp;
+  CHECK(!check_config(w8, Arch::sm_90, backbone(DtypePath::a8w4, Arch::sm_90)));
+  k = w8, k.block_m = 128, k.warps = 8, k.block_n = 64;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_m 128 with a8w4 wgmma: at most 64"));
+  k = w8, k.fp8 = moe::Fp8Flavor::fnuz;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("e4m3fnuz has no such wgmma"));
+  {
+    auto odd = backbone();
+    odd.hidden = 5120 + 32;  // stage one's K: not in 64s
+    CHECK_THAT(check_config(wg, Arch::sm_90, odd).value_or(""), Contains("model_dim 5152 with wgmma: a multiple of 64"));
+    auto ragged = backbone(DtypePath::a8w4, Arch::sm_90);
+    k = w8, k.stage = 2, k.block_n = 64, k.block_k = 256;  // inter_dim 640 = 2.5 k-tiles of 256
+    CHECK_THAT(check_config(k, Arch::sm_90, ragged).value_or(""),
+               Contains("inter_dim 640 with a8w4 wgmma: a multiple of 128 and of block_k 256"));
+    k.block_k = 128;
+    CHECK(!check_config(k, Arch::sm_90, ragged));
+  }
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
