@@ -20,10 +20,13 @@
 //   * tokens: block_m gathered activation rows, K-major in 128-byte swizzled rows (bf16: 64 K,
 //     fp8: 128 K per row), the layout a wgmma descriptor reads (wgmma_sm90.cuh).
 // Each thread copies its own weight piece per 64 K and its share of the token rows through a
-// cp.async ring of `stages` k-tiles; one barrier per k-tile publishes the token rows.
+// cp.async ring of `stages` k-tiles; one barrier per k-tile publishes the token rows. A block
+// is multiplied in token chunks (Cfg::wg_chunk tokens per wgmma), and chunks past its last
+// token are skipped.
 // A16W4 folds the MXFP4 scale into the decoded bf16 (one bf16x2 multiply per pair, scale
-// bytes 2..127; a k-tile holding any other scale takes the exact fp32 decode, found at the
-// k-tile's barrier). A8W4 multiplies e4m3 x e4m3 per 32 K into a scratch accumulator and adds
+// bytes 2..127; a CTA whose fragments hold any other scale byte takes the exact decode, two
+// bf16 multiplies per pair, found once per CTA). A8W4 multiplies e4m3 x e4m3 per 32 K into a
+// scratch accumulator and adds
 // it scaled by sa(token) * sw(row), as the fragment-decode fp8 loop does.
 // On return the result is in LDS as fp32 C[block_m][c_stride] (after a barrier), as the other
 // main loops leave it, so both stages' epilogues serve this loop too.
