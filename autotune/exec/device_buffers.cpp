@@ -96,10 +96,16 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const DeviceWeights& sou
     return out;
   };
   for (int c = 0; c < copies; ++c) {
-    m_copies.push_back({clone(from.w1), clone(from.w1_scales), clone(from.w2), clone(from.w2_scales),
-                        clone(from.w1_repacked), clone(from.w2_repacked), clone(from.w1_tiles),
-                        clone(from.w1_tile_scales), clone(from.w2_tiles), clone(from.w2_tile_scales)});
+    WeightCopy copy;
+    for (auto const member : WeightCopy::buffers) copy.*member = clone(from.*member);
+    m_copies.push_back(std::move(copy));
   }
+}
+
+std::vector<const gpu::DeviceBuffer*> WeightCopy::all() const {
+  std::vector<const gpu::DeviceBuffer*> out;
+  for (auto const member : buffers) out.push_back(&(this->*member));
+  return out;
 }
 
 WeightView weight_view(const WeightCopy& w, int stage, search::WeightLayout layout) {
@@ -122,23 +128,15 @@ const WeightCopy& DeviceWeights::copy(int index) const {
 }
 
 std::size_t DeviceWeights::bytes_per_copy() const {
-  auto const& w = m_copies.front();
-  return w.w1.size() + w.w1_scales.size() + w.w2.size() + w.w2_scales.size() + w.w1_repacked.size() +
-         w.w2_repacked.size() + w.w1_tiles.size() + w.w1_tile_scales.size() + w.w2_tiles.size() +
-         w.w2_tile_scales.size();
+  std::size_t bytes = 0;
+  for (auto const* b : m_copies.front().all()) bytes += b->size();
+  return bytes;
 }
 
 std::string DeviceWeights::digest() const {
   FastHash64 hash;
-  for (auto const& w : m_copies) {
-    hash_buffer(hash, w.w1);
-    hash_buffer(hash, w.w1_scales);
-    hash_buffer(hash, w.w2);
-    hash_buffer(hash, w.w2_scales);
-    hash_buffer(hash, w.w1_repacked);
-    hash_buffer(hash, w.w2_repacked);
-    for (auto const* b : {&w.w1_tiles, &w.w1_tile_scales, &w.w2_tiles, &w.w2_tile_scales}) hash_buffer(hash, *b);
-  }
+  for (auto const& w : m_copies)
+    for (auto const* b : w.all()) hash_buffer(hash, *b);
   return fmt::format("{:016x}", hash.value());
 }
 

@@ -6,6 +6,7 @@
 //   evict this layer's weights);
 // - DeviceInputs: activations and routing for one M, replaceable in place (same addresses,
 //   new values), which the changed-input graph replay needs.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ struct WeightCopy {
   // Codes and scales again in the wgmma tile layout (moe/mxfp4_wgmma_tiles.hpp) that `_wg`
   // kernels read, for each matrix whose K allows it (empty otherwise, and on bf16).
   gpu::DeviceBuffer w1_tiles, w1_tile_scales, w2_tiles, w2_tile_scales;
+
+  // Every buffer above, in this order: the one list that copying, sizing, hashing and the
+  // verifier's checksum walk.
+  static constexpr std::array<gpu::DeviceBuffer WeightCopy::*, 10> buffers{
+      &WeightCopy::w1,       &WeightCopy::w1_scales,      &WeightCopy::w2,       &WeightCopy::w2_scales,
+      &WeightCopy::w1_repacked, &WeightCopy::w2_repacked, &WeightCopy::w1_tiles, &WeightCopy::w1_tile_scales,
+      &WeightCopy::w2_tiles, &WeightCopy::w2_tile_scales};
+  [[nodiscard]] std::vector<const gpu::DeviceBuffer*> all() const;
 };
 
 // The codes and scales of w1 or w2 in the layout a kernel reads (search::weight_layout).

@@ -104,8 +104,7 @@ Verifier::Verifier(const gpu::Device& device, UnitCompiler& compiler, const moe:
 
 std::uint64_t Verifier::weights_checksum() const {
   auto const& w = m_weights.copy(0);
-  return m_checksum.of({&w.w1, &w.w1_scales, &w.w2, &w.w2_scales, &w.w1_repacked, &w.w2_repacked, &w.w1_tiles,
-                        &w.w1_tile_scales, &w.w2_tiles, &w.w2_tile_scales});
+  return m_checksum.of(w.all());
 }
 
 void Verifier::set_tokens(std::int64_t M, const moe::RoutingSpec& routing, std::uint64_t seed) {

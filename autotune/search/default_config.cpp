@@ -134,14 +134,11 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   bool const fragment_sizes = nvidia && (a16w4_fragment || a8w4_fragment) && per_expert < 160;
   // sm_90a MXFP4 (A16W4, A8W4 with OCP e4m3) from 0.1 tokens per expert: the wgmma main loop
   // (wgmma_default above). Below that (M = 1 on the DeepSeek shapes) the swapped and fragment-
-  // decode kernels stay: wgmma's 8-token blocks were measured only at backbone M = 1 there
-  // (36.6 vs 38.5 us), too close to change a default on.
-  bool const wgmma_dtype = shape.dtype == DtypePath::a16w4 || (shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp);
-  if (nvidia && wgmma_dtype && per_expert >= 0.1) {
-    DefaultConfigs base{c, c};
-    base.stage1.stage = 1;
-    base.stage2.stage = 2;
-    if (auto w = wgmma_default(base, per_expert, arch, shape)) return *w;
+  // decode kernels stay: there the 16-token wgmma pair lost on the backbone and the draft
+  // A16W4 (43.5 vs 38.4, 40.6 vs 26.8 us) and won on EP and A8W4 (68.0 vs 91.4, 44.5 vs 51.9;
+  // results/sm_90/2026-12-02-h200-s10/perf), so the switch point depends on the shape.
+  if (nvidia && (shape.dtype == DtypePath::a16w4 || a8w4_fragment) && per_expert >= 0.1) {
+    if (auto w = wgmma_default(d, per_expert, arch, shape)) return *w;
   }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
   if (swapped_sizes && per_expert <= 12) {
