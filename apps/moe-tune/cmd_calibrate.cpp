@@ -44,6 +44,7 @@ struct CalibrateOptions : MeasurementOptions {
   int pairs_per_block = 0;  // 0: tune's default
   double min_gain_percent = -1;  // <0: tune's default gate threshold
   int control_remeasures = -1;   // <0: tune's default
+  bool no_futility_stop = false;  // calibrate the design without tune's futility stop
   int reference_samples = 15;
   std::string json_path;
   std::string replay;
@@ -89,6 +90,7 @@ tune::CalibrationOptions calibration_options(const CalibrateOptions& opt) {
   if (opt.pairs_per_block > 0) p.pairs_per_block = opt.pairs_per_block;
   if (opt.min_gain_percent >= 0) p.gate.min_median_reduction = opt.min_gain_percent / 100;
   if (opt.control_remeasures >= 0) p.control_remeasures = opt.control_remeasures;
+  if (opt.no_futility_stop) p.futility_stop = false;
   c.null_trials = opt.trials;
   c.power_trials = opt.power_trials;
   c.slowdowns.clear();
@@ -127,6 +129,19 @@ void print_table(const tune::CalibrationResult& r) {
       "qualified = gate and control passed in the last attempt (what tune writes a row for); "
       "control failed = trials whose final control failed (attempts that failed, of all "
       "attempts); median gain = median over trials of the median paired reduction.\n");
+  if (!r.cases.empty() && r.futility_stop) {
+    // Every trial measured every block; the futility stop's verdicts and cost come from the
+    // same samples.
+    fmt::print("\nfutility stop (tune's design), derived from the same trials:\n");
+    fmt::print("{:<14} {:>9} {:>22} {:>24}\n", "case", "stopped", "qualified without stop",
+               "pairs per trial: stop/all");
+    for (auto const& c : r.cases) {
+      fmt::print("{:<14} {:>9} {:>22} {:>24}\n", c.name, c.futility_stops(),
+                 fmt::format("{} (with stop: {})", c.qualified_without_futility_stop(), c.qualified()),
+                 fmt::format("{:.1f} / {:.1f}", c.mean_pairs_with_futility_stop(),
+                             c.mean_pairs_measured()));
+    }
+  }
 }
 
 // The null distribution (or a slowdown's), as printed and as the JSON holds it.
@@ -186,13 +201,25 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
                         {"versus_control_wins", t.versus_control_wins},
                         {"rounds", rounds_json(t.rounds)},
                         {"gate_passed", t.gate_passed}, {"control_passed", t.control_passed},
-                        {"qualified", t.qualified}, {"first_block_seeds", t.first_block_seeds},
+                        {"qualified", t.qualified},
+                        {"qualified_without_futility_stop", t.qualified_without_futility_stop},
+                        {"futility_stop_attempt", t.futility_stop_attempt
+                                                      ? nlohmann::json(*t.futility_stop_attempt)
+                                                      : nlohmann::json()},
+                        {"futility_stop_after_blocks", t.futility_stop_after_blocks},
+                        {"pairs_with_futility_stop", t.pairs_with_futility_stop},
+                        {"pairs_measured", t.pairs_measured},
+                        {"first_block_seeds", t.first_block_seeds},
                         {"seconds", t.seconds}});
     }
     auto const ci = c.interval();
     cases.push_back({{"name", c.name}, {"slowdown", c.slowdown},
                      {"delay_ns", c.delay_ns ? nlohmann::json(*c.delay_ns) : nlohmann::json()},
                      {"trials", c.trials.size()}, {"qualified", c.qualified()},
+                     {"qualified_without_futility_stop", c.qualified_without_futility_stop()},
+                     {"futility_stops", c.futility_stops()},
+                     {"mean_pairs_with_futility_stop", c.mean_pairs_with_futility_stop()},
+                     {"mean_pairs_measured", c.mean_pairs_measured()},
                      {"rate", c.rate()}, {"ci95", {ci.lower, ci.upper}},
                      {"control_failed_trials", c.control_failed_trials()},
                      {"control_failed_attempts", c.control_failed_attempts()},
@@ -212,7 +239,7 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
           {"reference_samples_us", r.reference_samples_us},
           {"protocol",
            {{"confirm_blocks", p.confirm_blocks}, {"pairs_per_block", p.pairs_per_block},
-            {"control_remeasures", p.control_remeasures},
+            {"control_remeasures", p.control_remeasures}, {"futility_stop", p.futility_stop},
             {"min_median_reduction", p.gate.min_median_reduction},
             {"required_wins", r.required_wins}, {"require_every_block", p.gate.require_every_block},
             {"control_fraction", p.gate.control_fraction}, {"block_share", p.gate.block_share},
@@ -275,14 +302,17 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   fmt::print("design: {} blocks x {} rounds (fresh inputs, weights, graphs and a random placement "
              "pad per block; build and sample order randomized and balanced, {}), up to {} "
              "re-measure(s) after a failed control; gate against the baseline and against the "
-             "control: median >= {:.2f}% and wins >= {} of {}{}\n",
+             "control: median >= {:.2f}% and wins >= {} of {}{}{}\n",
              p.confirm_blocks, p.pairs_per_block, tune::kConfirmationOrderDesign,
              p.control_remeasures, 100 * p.gate.min_median_reduction,
              stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block),
              p.confirm_blocks * p.pairs_per_block,
              p.gate.require_every_block
                  ? fmt::format(" and every block median >= {:g} x threshold", p.gate.block_share)
-                 : std::string());
+                 : std::string(),
+             p.futility_stop ? "; futility stop (every block is measured, the stop's verdicts "
+                               "are derived from the same samples)"
+                             : "");
   std::fflush(stdout);
 
   int const rounds = std::max(copt.null_trials, copt.slowdowns.empty() ? 0 : copt.power_trials);
@@ -338,6 +368,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                   "Gate: minimum median paired reduction in percent (default: tune's)");
   cmd->add_option("--control-remeasures", opt->control_remeasures,
                   "Re-measures after a failed control (default: tune's)");
+  cmd->add_flag("--no-futility-stop", opt->no_futility_stop,
+                "Calibrate the design without tune's futility stop (tune --no-futility-stop)");
   cmd->add_option("--reference-samples", opt->reference_samples,
                   "Samples of the baseline that size the delays")
       ->capture_default_str();

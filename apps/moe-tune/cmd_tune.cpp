@@ -64,8 +64,21 @@ struct TuneOptions : MeasurementOptions {
   IsolationOptions isolation;  // worker process + watchdog (default on for a GPU run)
   std::string calibration;     // `moe-tune calibrate --json` output whose rate the report states
   bool exhaustive_screen = false;  // no racing: every candidate gets all its screen samples
+  bool no_futility_stop = false;   // every confirmation block measured (ProtocolOptions)
   std::string shard;               // "K/N" or "auto": tune only this shard's buckets
 };
+
+// The protocol switches of the command line. The exhaustive screen is the slowest, most
+// thorough one (#15's reference): every candidate gets every screen sample, each of the
+// sampler's full R launches.
+void apply_protocol_flags(const TuneOptions& opt, tune::ProtocolOptions& protocol) {
+  if (opt.exhaustive_screen) {
+    protocol.screen_race_margin = 0;
+    protocol.screen_first_cut_margin = 0;
+    protocol.screen_repeats = 0;
+  }
+  if (opt.no_futility_stop) protocol.futility_stop = false;
+}
 
 // The shard this run tunes (tune::ShardSpec), resolved once the list is planned.
 struct ShardRun {
@@ -145,7 +158,7 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
   run.report_dir = opt.report_dir.empty() ? results / stem : std::filesystem::path(opt.report_dir);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   run.protocol.seed = opt.seed;
-  if (opt.exhaustive_screen) run.protocol.screen_race_margin = 0;
+  apply_protocol_flags(opt, run.protocol);
   state_calibration(opt, plan, {device.info().arch, device.info().name, opt.routing, opt.hot, false},
                     run.protocol);
   run.provenance = common_provenance(compiler, space_path);
@@ -200,7 +213,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   run.output = opt.output;
   run.report_dir = replay_report_dir(opt);
   run.protocol.seed = opt.seed;
-  if (opt.exhaustive_screen) run.protocol.screen_race_margin = 0;
+  apply_protocol_flags(opt, run.protocol);
   state_calibration(opt, plan, {arch_name, "", opt.routing, opt.hot, true}, run.protocol);
   // Nothing is compiled here (the replay's prepare is the model's); the compiler identity
   // still goes into the provenance, as the compile step above used it.
@@ -408,8 +421,11 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "table, report and journal (default names end in _shard<K>of<N>); "
                   "`moe-tune merge-shards` joins them");
   cmd->add_flag("--exhaustive-screen", opt->exhaustive_screen,
-                "Screen without racing: every candidate gets all its screen samples (slower; to "
-                "check that racing decides alike, docs/tuning.md)");
+                "Screen without racing or first cut, every sample at the full launch count: every "
+                "candidate gets all its screen samples (slower; to check that the fast screen "
+                "decides alike, docs/tuning.md)");
+  cmd->add_flag("--no-futility-stop", opt->no_futility_stop,
+                "Measure every confirmation block, even once the gate can no longer pass");
   add_isolation_options(*cmd, opt->isolation);
   opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });

@@ -48,9 +48,19 @@ bool prefer_repacked(KernelConfig& c, int waves, Arch arch, const moe::MoeShape&
 // warpgroups per CTA (each token row brought into LDS serves 128 weight rows: 858 vs 887 us
 // at backbone M = 512, 533 vs 558 at M = 64), rings of 4 k-tiles (6 lost to the occupancy
 // their LDS costs: 933 vs 858).
+// Session 11 (results/sm_90/2026-12-02-h200-s11: the 16-bucket tune, then probe_d's bench of
+// what it found): A16W4 keeps 8-token blocks up to 6 tokens per expert, and their stage one
+// takes one warpgroup of 32 weight rows (4 warps, block_n 32) instead of two of 64: backbone
+// M = 4 / 8 / 64 / 192 / 320 66.1 / 113.0 / 489.0 / 787.3 (16-token) / 832.8 (16-token) ->
+// 65.2 / 109.7 / 474.9 / 706.3 / 786.8 us; draft M = 8 / 64 / 192 64.4 / 216.4 / 290.5 ->
+// 63.3 / 209.7 / 263.4; EP M = 1 / 8 / 64 64.4 / 276.2 / 692.7 -> 63.7 / 260.1 / 646.0 (at 8
+// and 12 tokens per expert the 16-token pair stays ahead: backbone M = 512 861.5 vs 1023.0,
+// draft M = 320 301.7 vs 344.8). Twice the CTAs per expert where few tokens leave most SMs
+// idle. A8W4 keeps the thresholds it was measured with (8-token blocks below 3).
 std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double per_expert, Arch arch,
                                             const moe::MoeShape& shape) {
-  int const bm = per_expert < 3 ? 8 : per_expert < 16 ? 16 : 64;
+  bool const a16w4 = shape.dtype == DtypePath::a16w4;
+  int const bm = per_expert < (a16w4 ? 6 : 3) ? 8 : per_expert < 16 ? 16 : 64;
   DefaultConfigs d = base;
   both_stages(d, bm, false, false);
   for (KernelConfig* s : {&d.stage1, &d.stage2}) {
@@ -63,6 +73,10 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     s->stages = 4;
     s->waves = 0;
     s->stage2_mode = Stage2Mode::atomic;
+  }
+  if (a16w4 && bm == 8) {
+    d.stage1.warps = 4;
+    d.stage1.block_n = 32;
   }
   if (bm < 64) d.stage1.block_k = 256;  // fewer, longer k-tiles where the MMAs are short
   if (check_config(d.stage1, arch, shape)) d.stage1.block_k = 128;  // A8W4: whole k-tiles
@@ -132,12 +146,16 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   bool const a16w4_fragment = shape.dtype == DtypePath::a16w4 && per_expert >= 3;
   bool const a8w4_fragment = shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp;
   bool const fragment_sizes = nvidia && (a16w4_fragment || a8w4_fragment) && per_expert < 160;
-  // sm_90a MXFP4 (A16W4, A8W4 with OCP e4m3) from 0.1 tokens per expert: the wgmma main loop
-  // (wgmma_default above). Below that (M = 1 on the DeepSeek shapes) the swapped and fragment-
-  // decode kernels stay: there the 16-token wgmma pair lost on the backbone and the draft
-  // A16W4 (43.5 vs 38.4, 40.6 vs 26.8 us) and won on EP and A8W4 (68.0 vs 91.4, 44.5 vs 51.9;
-  // results/sm_90/2026-12-02-h200-s10/perf), so the switch point depends on the shape.
-  if (nvidia && (shape.dtype == DtypePath::a16w4 || a8w4_fragment) && per_expert >= 0.1) {
+  // sm_90a MXFP4: the wgmma main loop (wgmma_default above), A16W4 from 0.04 tokens per
+  // expert, A8W4 with OCP e4m3 from 0.1. Below that (M = 1 on the backbone and the draft) the
+  // swapped kernels keep stage one, and A16W4 takes the 8-token wgmma stage two (below). The
+  // A16W4 switch (results/sm_90/2026-12-02-h200-s11/probe_d, us): the 8-token wgmma pair won
+  // at 0.0625 tokens per expert (backbone M = 4 65.2 vs 77.6 swapped, EP M = 1 63.7 vs 91.6)
+  // and lost at 0.016-0.023 (backbone M = 1 35.5 vs 34.7 mixed, draft M = 1 34.0 vs 25.3). A8W4:
+  // the 16-token wgmma pair won on A8W4 at M = 1 (44.5 vs 51.9, session 10) but the 8-token one
+  // was not measured there; it keeps session 10's switch.
+  bool const a16w4 = shape.dtype == DtypePath::a16w4;
+  if (nvidia && (a16w4 || a8w4_fragment) && per_expert >= (a16w4 ? 0.04 : 0.1)) {
     if (auto w = wgmma_default(d, per_expert, arch, shape)) return *w;
   }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
@@ -172,6 +190,13 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
       if (shape.dtype == DtypePath::a16w4) s1.block_k = 128, s1.stages = 4;
       if (prefer_repacked(s1, 4, arch, shape)) d.stage1 = s1;
       (void)prefer_repacked(d.stage2, 4, arch, shape);
+    }
+    if (a16w4 && bm == 8 && per_expert < 0.04) {
+      // A16W4 below the wgmma pair's switch: the swapped stage one with the 8-token wgmma
+      // stage two (probe_d: backbone M = 1 38.4 -> 34.7 us, draft M = 1 26.7 -> 25.3; the
+      // 16-bucket tune found it at backbone M = 6, 101.8 -> 94.1 in selection). Stage two
+      // reads the same sorted 8-token blocks; the shapes it does not fit keep the swapped one.
+      if (auto w = wgmma_default(d, per_expert, arch, shape)) d.stage2 = w->stage2;
     }
     if (!check_config(d.stage1, arch, shape) && !check_config(d.stage2, arch, shape)) return d;
     d = DefaultConfigs{c, c};  // an unusual shape the swapped kernels do not fit: as below

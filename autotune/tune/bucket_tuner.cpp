@@ -280,15 +280,25 @@ class BucketRun {
         if (m_res.pairs[i].screen_stopped) continue;  // raced out (below)
         if (auto t = sample_candidate(label, i)) (m_res.pairs[i].*store).push_back(*t);
       }
-      if (race && r + 1 >= m_opt.screen_race_after && r + 1 < count) {
-        // Racing: stop sampling a candidate whose fastest sample so far is clearly slower
-        // than this block's baseline (screen() gives it its outcome).
-        double const bar = stats::exact_median(base) * (1 + m_opt.screen_race_margin);
+      // Racing: stop sampling a candidate whose fastest sample so far is clearly slower than
+      // this block's baseline (screen() gives it its outcome): after the first round by the
+      // wide first-cut margin, from screen_race_after rounds on by the race margin.
+      double margin = 0;
+      if (race && r + 1 < count) {
+        if (r + 1 >= m_opt.screen_race_after) {
+          margin = m_opt.screen_race_margin;
+        } else if (r == 0 && m_opt.screen_first_cut_margin > 0) {
+          margin = m_opt.screen_first_cut_margin;
+        }
+      }
+      if (margin > 0) {
+        double const bar = stats::exact_median(base) * (1 + margin);
         for (auto const& [label, i] : arm_pair) {
           auto& p = m_res.pairs[i];
           if (!is_open(i) || p.screen_stopped || (p.*store).empty()) continue;
           if (*std::min_element((p.*store).begin(), (p.*store).end()) > bar) {
             p.screen_stopped = true;
+            p.screen_stop_margin = margin;
             m_sampler.release_arm(label);  // sampled no more: its graph and buffers go now
           }
         }
@@ -330,7 +340,7 @@ class BucketRun {
                 fmt::format("screen: stopped after {} of {} samples: its fastest was {:.2f}% of "
                             "the baseline's time in its block, more than {:.1f}% slower",
                             p.screen_us.size(), m_opt.screen_samples, 100 * fastest / base_median,
-                            100 * m_opt.screen_race_margin));
+                            100 * p.screen_stop_margin));
         }
       }
     }
@@ -443,6 +453,7 @@ class BucketRun {
     m.max_remeasures = m_opt.control_remeasures;
     m.order = confirmation_order_rule();
     m.control = confirmation_control_rule();
+    m.stopping = confirmation_stopping_rule(m_opt.futility_stop);
     for (int a = 0; a <= m_opt.control_remeasures; ++a) {
       auto layout = plan_attempt(m_opt.seed, a, m_opt.confirm_blocks, m_opt.pairs_per_block);
       std::vector<std::uint64_t> seeds;
@@ -502,8 +513,11 @@ class BucketRun {
                       att.versus_control_summary.wins, att.versus_control_summary.pairs,
                       att.gate.passed ? "passed" : "failed", control_ok ? "passed" : "FAILED",
                       100 * att.control_summary.median_reduction));
+      bool const stopped = att.stopped_after_blocks.has_value();
       m_res.attempts.push_back(std::move(att));
-      if (control_ok) break;
+      // A futility stop is final: the gate had already failed this attempt (a re-measure
+      // follows only a whole attempt whose control failed; ProtocolOptions::futility_stop).
+      if (control_ok || stopped) break;
     }
 
     auto const& last = m_res.attempts.back();
@@ -512,16 +526,23 @@ class BucketRun {
       for (auto const& r : reasons) out += (out.empty() ? "" : "; ") + r;
       return out;
     };
+    // A futility stop's control covers the pairs measured before it: a failed one still
+    // says the timing was biased, which is the more useful of the two true verdicts.
+    std::string const stopped =
+        last.stopped_after_blocks
+            ? fmt::format(" (futility stop after {} of {} blocks)", *last.stopped_after_blocks,
+                          last.layout.blocks.size())
+            : std::string();
     if (!last.control_verdict.passed) {
       close(winner, measure::Outcome::control_failed,
-            fmt::format("identical-kernel control failed in {} attempt(s): {}",
-                        m_res.attempts.size(), join(last.control_verdict.reasons)));
+            fmt::format("identical-kernel control failed in {} attempt(s){}: {}",
+                        m_res.attempts.size(), stopped, join(last.control_verdict.reasons)));
       m_res.summary = "control failed: timing biased, no row";
       return;
     }
     if (!last.gate.passed) {
       close(winner, measure::Outcome::not_significant, "gate: " + join(last.gate.reasons));
-      m_res.summary = "not significant under the predeclared gate";
+      m_res.summary = "not significant under the predeclared gate" + stopped;
       return;
     }
     if (!measure_stage_times(winner)) return;
@@ -576,6 +597,15 @@ BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sa
     throw std::invalid_argument(
         "tune_bucket: racing needs screen_race_margin >= screen_margin and screen_race_after >= 1 "
         "(or screen_race_margin 0: no racing)");
+  }
+  if (options.screen_first_cut_margin != 0 && options.screen_race_margin != 0 &&
+      options.screen_first_cut_margin < options.screen_race_margin) {
+    throw std::invalid_argument(
+        "tune_bucket: the first cut needs screen_first_cut_margin >= screen_race_margin (or 0: "
+        "no first cut)");
+  }
+  if (options.screen_first_cut_margin < 0) {
+    throw std::invalid_argument("tune_bucket: screen_first_cut_margin must be >= 0");
   }
   if (options.confirm_blocks < 1 || options.pairs_per_block < 1 || options.screen_samples < 1 ||
       options.select_rounds < 1 || options.finalists < 1 || options.stage_time_samples < 1 ||

@@ -45,7 +45,8 @@ struct PairRecord {
   std::optional<measure::Verification> verification;
   std::vector<double> screen_us;                  // full-MoE samples
   std::optional<double> screen_score;             // median / baseline median in its block
-  bool screen_stopped = false;  // raced out: its screen_us stop after screen_race_after
+  bool screen_stopped = false;  // raced out: its screen_us stop early (first cut or racing)
+  double screen_stop_margin = 0;  // the margin it was stopped under
   std::vector<double> select_us;
   std::optional<double> select_median_us;
 };

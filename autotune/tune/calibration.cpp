@@ -15,6 +15,32 @@
 
 namespace moetune::tune {
 
+int CalibrationCase::qualified_without_futility_stop() const {
+  return static_cast<int>(std::count_if(trials.begin(), trials.end(), [](const CalibrationTrial& t) {
+    return t.qualified_without_futility_stop;
+  }));
+}
+
+int CalibrationCase::futility_stops() const {
+  return static_cast<int>(std::count_if(trials.begin(), trials.end(), [](const CalibrationTrial& t) {
+    return t.futility_stop_attempt.has_value();
+  }));
+}
+
+double CalibrationCase::mean_pairs_with_futility_stop() const {
+  if (trials.empty()) return 0;
+  double sum = 0;
+  for (auto const& t : trials) sum += t.pairs_with_futility_stop;
+  return sum / static_cast<double>(trials.size());
+}
+
+double CalibrationCase::mean_pairs_measured() const {
+  if (trials.empty()) return 0;
+  double sum = 0;
+  for (auto const& t : trials) sum += t.pairs_measured;
+  return sum / static_cast<double>(trials.size());
+}
+
 int CalibrationCase::qualified() const {
   return static_cast<int>(std::count_if(trials.begin(), trials.end(),
                                         [](const CalibrationTrial& t) { return t.qualified; }));
@@ -160,6 +186,11 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
   auto const started = std::chrono::steady_clock::now();
   CalibrationTrial trial;
   trial.index = index;
+  // Every block is measured (the null distribution is the full design's); tune's futility
+  // stop is applied to the samples afterwards.
+  auto measured = opt.protocol;
+  measured.futility_stop = false;
+  bool futility_ended = false;
   for (int a = 0; a <= opt.protocol.control_remeasures; ++a) {
     // Exactly the layout tune would declare for a run seeded with this trial's seed.
     auto const layout =
@@ -169,7 +200,7 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
     }
     ConfirmationResult r;
     try {
-      r = run_confirmation(sampler, opt.protocol, arms, layout);
+      r = run_confirmation(sampler, measured, arms, layout);
     } catch (const measure::SamplerError& e) {
       throw Error(fmt::format("the baseline faulted while being timed: {}", e.what()));
     }
@@ -189,10 +220,32 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
     trial.gate_passed = att.gate.passed;
     trial.control_passed = att.control_verdict.passed;
     if (!trial.control_passed) ++trial.control_failures;
+    int const attempt_pairs = static_cast<int>(att.rounds.size());
+    trial.pairs_measured += attempt_pairs;
+    if (!futility_ended) {
+      auto const stop = opt.protocol.futility_stop
+                            ? find_futility_stop(opt.protocol.gate, att.rounds, layout)
+                            : std::nullopt;
+      if (stop) {
+        // Tune would have stopped here, after the rounds of the blocks before the stop.
+        futility_ended = true;
+        trial.futility_stop_attempt = a;
+        trial.futility_stop_after_blocks = stop->after_blocks;
+        for (int b = 0; b < stop->after_blocks; ++b) {
+          trial.pairs_with_futility_stop +=
+              static_cast<int>(layout.blocks.at(static_cast<std::size_t>(b)).rounds.size());
+        }
+      } else {
+        trial.pairs_with_futility_stop += attempt_pairs;
+      }
+    }
     // As in tune: a failed control measures once more; the last attempt decides.
     if (trial.control_passed) break;
   }
-  trial.qualified = trial.gate_passed && trial.control_passed;
+  trial.qualified_without_futility_stop = trial.gate_passed && trial.control_passed;
+  // A stop in the last attempt leaves the verdict as it is (the gate failed either way); one
+  // in an earlier attempt ends tune's bucket there, without the re-measure.
+  trial.qualified = trial.qualified_without_futility_stop && !futility_ended;
   trial.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return trial;
@@ -219,6 +272,7 @@ CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler&
   CalibrationResult res;
   res.baseline = baseline_pair(bucket);
   res.required_wins = stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block);
+  res.futility_stop = p.futility_stop;
 
   sampler.begin_bucket(bucket);
   auto const prep = sampler.prepare(res.baseline);

@@ -50,7 +50,18 @@ struct CalibrationTrial {
   int versus_control_wins = 0;
   bool gate_passed = false;
   bool control_passed = false;
-  bool qualified = false;           // gate and control passed: tune would write the row
+  // Tune's verdict: gate and control passed in the last attempt, and (with the protocol's
+  // futility stop) no earlier attempt was stopped for futility, which would have ended there.
+  bool qualified = false;
+  // The trial measures every block of every attempt, so the distribution below is the full
+  // design's; the futility stop's verdict and cost are derived from the same samples
+  // (find_futility_stop): the attempt and block count it would have stopped after, the pairs
+  // it would have measured, and the full design's own verdict beside tune's.
+  std::optional<int> futility_stop_attempt;
+  int futility_stop_after_blocks = 0;
+  int pairs_with_futility_stop = 0;   // pairs tune's design measures in this trial
+  int pairs_measured = 0;             // pairs this trial measured (every block, every attempt)
+  bool qualified_without_futility_stop = false;
   std::vector<std::uint64_t> first_block_seeds;  // attempt 0
   std::vector<ConfirmRound> rounds; // last attempt: every sample with its order
   double seconds = 0;               // wall time of the trial
@@ -76,6 +87,10 @@ struct CalibrationCase {
   std::vector<CalibrationTrial> trials;
 
   [[nodiscard]] int qualified() const;
+  [[nodiscard]] int qualified_without_futility_stop() const;
+  [[nodiscard]] int futility_stops() const;              // trials the stop would have ended
+  [[nodiscard]] double mean_pairs_with_futility_stop() const;
+  [[nodiscard]] double mean_pairs_measured() const;
   [[nodiscard]] double rate() const;              // qualified / trials (0 without trials)
   [[nodiscard]] stats::Interval interval() const; // Clopper-Pearson 95 %
   [[nodiscard]] int control_failed_trials() const;    // final control failed: no row
@@ -90,6 +105,7 @@ struct CalibrationResult {
   double reference_median_us = 0;   // the baseline's full time that sized the delays
   std::vector<double> reference_samples_us;
   int required_wins = 0;            // for the confirmation's pair count
+  bool futility_stop = false;       // the calibrated design has tune's futility stop
   std::vector<CalibrationCase> cases;  // the null case first (when run), then the slowdowns
   double seconds = 0;
 

@@ -61,6 +61,11 @@ CalibrationRecord read_calibration(const std::filesystem::path& file, const Prot
     same_int("confirm_blocks", options.confirm_blocks);
     same_int("pairs_per_block", options.pairs_per_block);
     same_int("control_remeasures", options.control_remeasures);
+    // Files written before the futility stop existed measured every block.
+    if (bool const theirs = protocol.value("futility_stop", false); theirs != options.futility_stop) {
+      differ.push_back(fmt::format("futility_stop: calibrated {}, this run {}", theirs,
+                                   options.futility_stop));
+    }
     same_int("required_wins", stats::required_wins(options.gate, pairs));
     same_real("min_median_reduction", options.gate.min_median_reduction);
     same_real("control_fraction", options.gate.control_fraction);

@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "autotune/stats/futility.hpp"
+
 namespace moetune::tune {
 
 double& ConfirmRound::time_of(ConfirmRole role) {
@@ -40,6 +44,14 @@ std::string confirmation_control_rule() {
          "graph capture, same inputs and weights), timed in the same rounds as the comparison; "
          "it must not pass the gate in either direction and |median| must stay under "
          "control_fraction x threshold; the candidate must also pass the gate against it";
+}
+
+std::string confirmation_stopping_rule(bool futility_stop) {
+  if (!futility_stop) return "every declared block of an attempt is measured";
+  return "futility stop: after each block but the last, the attempt ends if the gate could not "
+         "pass against the baseline or the control even with every remaining pair at its best "
+         "(the candidate faster, reduction 1); the verdict is then the gate's failure, exactly "
+         "as after all blocks, and the control is judged on the pairs measured";
 }
 
 namespace {
@@ -91,7 +103,58 @@ stats::GateVerdict combined(const stats::GateVerdict& vs_baseline,
   return v;
 }
 
+int declared_pairs(const AttemptLayout& layout) {
+  int n = 0;
+  for (auto const& b : layout.blocks) n += static_cast<int>(b.rounds.size());
+  return n;
+}
+
+// The reason the gate can no longer pass against the baseline or against the control after
+// `rounds` (whole blocks), or nullopt.
+std::optional<std::string> futile(const stats::GateSpec& gate, const std::vector<ConfirmRound>& rounds,
+                                  int total_pairs) {
+  using R = ConfirmRole;
+  std::vector<stats::PairedSample> vs_baseline, vs_control;
+  for (auto const& r : rounds) {
+    vs_baseline.push_back(paired(r, R::baseline, R::candidate));
+    vs_control.push_back(paired(r, R::control, R::candidate));
+  }
+  if (auto why = stats::gate_cannot_pass(gate, vs_baseline, total_pairs)) {
+    return "against the baseline: " + *why;
+  }
+  if (auto why = stats::gate_cannot_pass(gate, vs_control, total_pairs)) {
+    return "against the control: " + *why;
+  }
+  return std::nullopt;
+}
+
+std::string stop_reason(int after_blocks, const AttemptLayout& layout, const std::string& why) {
+  return fmt::format("stopped after {} of {} blocks: the gate can no longer pass {}", after_blocks,
+                     layout.blocks.size(), why);
+}
+
 }  // namespace
+
+std::optional<FutilityStop> find_futility_stop(const stats::GateSpec& gate,
+                                               const std::vector<ConfirmRound>& rounds,
+                                               const AttemptLayout& layout) {
+  int const total = declared_pairs(layout);
+  if (static_cast<int>(rounds.size()) != total) {
+    throw std::invalid_argument(fmt::format("find_futility_stop: {} rounds for a layout of {} pairs",
+                                            rounds.size(), total));
+  }
+  std::vector<ConfirmRound> prefix;
+  for (std::size_t b = 0; b + 1 < layout.blocks.size(); ++b) {
+    for (auto const& r : rounds) {
+      if (r.block == layout.blocks[b].index) prefix.push_back(r);
+    }
+    if (auto why = futile(gate, prefix, total)) {
+      int const done = static_cast<int>(b) + 1;
+      return FutilityStop{done, stop_reason(done, layout, *why)};
+    }
+  }
+  return std::nullopt;
+}
 
 ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOptions& options,
                                     const ConfirmArms& arms, const AttemptLayout& layout) {
@@ -136,6 +199,14 @@ ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOpt
         }
         att.rounds.push_back(r);
       }
+      if (options.futility_stop && &block != &layout.blocks.back()) {
+        if (auto why = futile(options.gate, att.rounds, declared_pairs(layout))) {
+          int const done = static_cast<int>(&block - layout.blocks.data()) + 1;
+          att.stopped_after_blocks = done;
+          att.stop_reason = stop_reason(done, layout, *why);
+          break;
+        }
+      }
     }
   } catch (const CandidateFaulted& f) {
     out.fault = f.fault;
@@ -154,6 +225,13 @@ ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOpt
   att.gate_vs_control = stats::apply_gate(options.gate, att.versus_control_summary);
   att.gate = combined(att.gate_vs_baseline, att.gate_vs_control);
   att.control_verdict = stats::judge_control(options.gate, att.control_summary);
+  if (att.stopped_after_blocks) {
+    // The verdict is the one all blocks would have given; the partial summaries only say
+    // where the attempt stood (their own win counts are not the declared design's).
+    att.gate.passed = false;
+    att.gate.required_wins = stats::required_wins(options.gate, declared_pairs(layout));
+    att.gate.reasons.insert(att.gate.reasons.begin(), att.stop_reason);
+  }
   return out;
 }
 

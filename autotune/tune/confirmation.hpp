@@ -51,6 +51,13 @@ struct ConfirmAttempt {
   stats::GateVerdict gate_vs_baseline;
   stats::GateVerdict gate_vs_control;
   stats::ControlVerdict control_verdict;
+  // Futility stop (ProtocolOptions::futility_stop): the attempt ended after this many of its
+  // blocks because the gate could no longer pass (stats/futility.hpp); the summaries and the
+  // control verdict then cover the pairs measured (the control's only for the record: the
+  // stop is final), and `gate` has failed with stop_reason first among its reasons. Unset:
+  // every declared block was measured.
+  std::optional<int> stopped_after_blocks;
+  std::string stop_reason;
 };
 
 // The three arms of every confirmation block. Their labels must differ; the control runs the
@@ -75,7 +82,9 @@ struct ConfirmationResult {
   std::optional<CandidateFault> fault;
 };
 
-// Runs one attempt over the blocks of `layout`. A SamplerError of the baseline or control arm
+// Runs one attempt over the blocks of `layout` (all of them, or, with options.futility_stop,
+// until a block after which the gate can no longer pass against the baseline or against the
+// control: those pairs could not change the verdict, so they are not measured). A SamplerError of the baseline or control arm
 // is the baseline's failure and propagates unchanged; one of the candidate arm is returned as
 // the fault. Throws std::invalid_argument on a layout without blocks or rounds, or duplicate
 // labels.
@@ -86,6 +95,19 @@ inline constexpr const char* kConfirmationOrderDesign = "balanced-random-v1";
 // The design in words, for manifests and reports.
 [[nodiscard]] std::string confirmation_order_rule();
 [[nodiscard]] std::string confirmation_control_rule();
+[[nodiscard]] std::string confirmation_stopping_rule(bool futility_stop);
+
+// Where the futility stop would have ended an attempt whose `rounds` cover every block of
+// `layout`: the number of blocks after which the gate could no longer pass, and why; nullopt
+// when it never stops before the last block. run_confirmation stops at exactly this point;
+// calibrate, which measures every block, uses it to derive the futility design's verdicts.
+struct FutilityStop {
+  int after_blocks = 0;
+  std::string reason;
+};
+[[nodiscard]] std::optional<FutilityStop> find_futility_stop(const stats::GateSpec& gate,
+                                                             const std::vector<ConfirmRound>& rounds,
+                                                             const AttemptLayout& layout);
 
 [[nodiscard]] ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOptions& options,
                                                   const ConfirmArms& arms,

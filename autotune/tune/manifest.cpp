@@ -26,6 +26,7 @@ nlohmann::json to_json(const Manifest& m) {
                    {"max_remeasures", m.max_remeasures},
                    {"order", m.order},
                    {"control", m.control},
+                   {"stopping", m.stopping},
                    {"block_seeds", m.block_seeds}};
   nlohmann::json layouts = nlohmann::json::array();
   for (auto const& l : m.layouts) layouts.push_back(to_json(l));

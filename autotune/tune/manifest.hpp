@@ -31,6 +31,7 @@ struct Manifest {
   int max_remeasures = 0;
   std::string order;    // in words
   std::string control;  // in words
+  std::string stopping;  // in words: the futility stop, or that every block is measured
   std::vector<std::vector<std::uint64_t>> block_seeds;  // [attempt][block]
   // [attempt]: build order, placement pad and sample order of every block, the re-measure's
   // included (confirmation_layout.hpp).

@@ -49,7 +49,7 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
       "(the one-sided level of {}/{}){}, against the baseline and against the identical-kernel "
       "control. {} blocks × {} rounds, fresh buffers, graphs and a random placement pad per "
       "block; arm build order and sample order randomized and balanced (declared in each "
-      "manifest); the control is timed in the same rounds. ",
+      "manifest); the control is timed in the same rounds{}. ",
       prov.sampler == "replay" ? "replayed samples (not a measurement)" : "tuning run",
       prov.device.empty() ? prov.arch : prov.device, prov.cu_num, 100 * opt.gate.min_median_reduction,
       stats::required_wins(opt.gate, pairs), pairs, opt.gate.reference_wins,
@@ -57,7 +57,10 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
       opt.gate.require_every_block
           ? fmt::format(", every block's median ≥ {:g} × the threshold", opt.gate.block_share)
           : std::string(),
-      opt.confirm_blocks, opt.pairs_per_block);
+      opt.confirm_blocks, opt.pairs_per_block,
+      opt.futility_stop ? "; an attempt stops after a block once the gate can no longer pass "
+                          "(futility stop: the verdict is the one all blocks would give)"
+                        : "");
   out += opt.false_qualification_rate
              ? fmt::format("Calibrated false-qualification rate of this design: {:.1f}% ({}); "
                            "stated for that bucket only.\n\n",
@@ -78,6 +81,10 @@ std::string markdown_summary(std::span<const BucketResult> buckets, const Protoc
       times = fmt::format("{:.2f} → {:.2f}", s.baseline_median_us, s.candidate_median_us);
       reduction = fmt::format("{:.2f}%", 100 * s.median_reduction);
       wins = fmt::format("{}/{}", s.wins, s.pairs);
+      if (a->stopped_after_blocks) {
+        wins += fmt::format(" (stopped after {} of {} blocks)", *a->stopped_after_blocks,
+                            a->layout.blocks.size());
+      }
       p = fmt::format("{:.2g}", s.sign_test_p);
     } else if (b.baseline_select_median_us) {
       times = fmt::format("{:.2f} → —", *b.baseline_select_median_us);

@@ -34,6 +34,13 @@ struct ProtocolOptions {
   // 0 = every candidate gets every sample (the exhaustive screen).
   double screen_race_margin = 0.10;
   int screen_race_after = 2;
+  // The first cut (#15): after the first round already, a candidate whose one sample is more
+  // than `screen_first_cut_margin` slower than the block's baseline is sampled no more. Most
+  // of a large space is several times slower than a good default (old main loops, tiles that
+  // fit another M); their second sample told nothing the first had not. The margin must be
+  // at least screen_race_margin: a would-be finalist (within screen_margin) is stopped only
+  // if its one sample is more than 1.5x its own time. 0 = no first cut.
+  double screen_first_cut_margin = 0.50;
   int screen_block_size = 16;  // candidates per screening block: bounds device memory
   // Kept screen arms (#15): the screen blocks of a bucket share one set of inputs and weights
   // (the first screen block's), and every arm is built once per bucket — pipeline, loaded
@@ -43,8 +50,13 @@ struct ProtocolOptions {
   // fresh blocks of select and confirmation keep the sampler's 3); its graph holds
   // `screen_repeats` launches (0 = the sampler's R, the launches of every other phase).
   // Selection and confirmation never reuse a screen arm or a screen sample.
+  // Four launches per screen sample (#15): a screen sample only ranks candidates within a
+  // block against a baseline timed the same way, and 4 launches (at least one rotation of
+  // the cold weight copies on the buckets we tune) cost a quarter of R = 16; the finalists
+  // are then selected and confirmed at the sampler's R on fresh blocks. Checked against the
+  // exhaustive screen (R = 16, no racing) on the H200 (docs/tuning.md).
   int screen_warmup_replays = 1;
-  int screen_repeats = 0;
+  int screen_repeats = 4;
   int finalists = 3;
   // Select: finalists and the baseline interleaved in rounds, on their own block.
   int select_rounds = 9;
@@ -55,6 +67,13 @@ struct ProtocolOptions {
   int confirm_blocks = 6;
   int pairs_per_block = 6;
   int control_remeasures = 1;  // measure the bucket again this many times if the control fails
+  // Futility stop (#15): after each block but the last, an attempt ends when the gate can no
+  // longer pass against the baseline or the control whatever the remaining pairs show
+  // (stats/futility.hpp: exact, the gate fails as it would have after every block). The stop
+  // is final: no re-measure follows it, even if the control of the pairs measured failed, so
+  // the design qualifies a subset of what the full design qualifies (calibrate measures both
+  // from the same full trials). False: every attempt measures every declared block.
+  bool futility_stop = true;
   // Isolated stage times of the qualified pair (us1, us2): samples per stage.
   int stage_time_samples = 15;
   stats::GateSpec gate;

@@ -64,7 +64,12 @@ nlohmann::json to_json(const ConfirmAttempt& a) {
   for (auto const& s : a.comparison) cmp.push_back(to_json(s));
   for (auto const& s : a.control) ctl.push_back(to_json(s));
   for (auto const& s : a.versus_control) vsc.push_back(to_json(s));
+  // null: every declared block was measured.
+  nlohmann::json stopped = a.stopped_after_blocks ? nlohmann::json(*a.stopped_after_blocks)
+                                                  : nlohmann::json();
   return {{"attempt", a.attempt},
+          {"stopped_after_blocks", stopped},
+          {"stop_reason", a.stop_reason},
           {"layout", to_json(a.layout)},
           {"comparison", {{"samples", cmp}, {"summary", to_json(a.comparison_summary)}}},
           {"versus_control", {{"samples", vsc}, {"summary", to_json(a.versus_control_summary)}}},
@@ -86,6 +91,7 @@ nlohmann::json to_json(const ProtocolOptions& o) {
           {"screen_margin", o.screen_margin},
           {"screen_race_margin", o.screen_race_margin},
           {"screen_race_after", o.screen_race_after},
+          {"screen_first_cut_margin", o.screen_first_cut_margin},
           {"screen_block_size", o.screen_block_size},
           {"screen_warmup_replays", o.screen_warmup_replays},
           {"screen_repeats", o.screen_repeats},
@@ -94,6 +100,7 @@ nlohmann::json to_json(const ProtocolOptions& o) {
           {"confirm_blocks", o.confirm_blocks},
           {"pairs_per_block", o.pairs_per_block},
           {"control_remeasures", o.control_remeasures},
+          {"futility_stop", o.futility_stop},
           {"order_design", kConfirmationOrderDesign},
           {"stage_time_samples", o.stage_time_samples},
           {"gate", to_json(o.gate)},
@@ -126,6 +133,7 @@ nlohmann::json to_json(const BucketResult& b) {
                          {"screen_us", p.screen_us},
                          {"screen_score", opt_json(p.screen_score)},
                          {"screen_stopped", p.screen_stopped},
+                         {"screen_stop_margin", p.screen_stop_margin},
                          {"select_us", p.select_us},
                          {"select_median_us", opt_json(p.select_median_us)}});
   }

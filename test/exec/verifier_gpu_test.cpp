@@ -111,7 +111,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = !c.swap_ab;
       c.staged = false;
       c.fragment_decode = false;
-      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
       c.waves = 0;  // the default's occupancy hint and layout belong to its own main loop
       c.repacked = false;
       c.block_m = 16;
@@ -157,7 +157,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = swapped;
       c.staged = !swapped;
       c.fragment_decode = false;
-      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
       c.repacked = true;
       c.waves = 0;
       c.ksplit = 1;
@@ -247,7 +247,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = false;
       c.staged = false;
       c.fragment_decode = false;
-      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;
@@ -261,7 +261,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.swap_ab = false;
       c.staged = false;
       c.fragment_decode = false;
-      c.wgmma = false;  // the default's own main loop (wgmma from 0.1 tokens per expert) is left
+      c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;

@@ -2,6 +2,8 @@
 // choice with no tuned row: it must be valid for every shape moe-tune accepts, on every arch.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "autotune/search/default_config.hpp"
@@ -51,6 +53,7 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     std::int64_t M;
     bool swapped, staged, fragment_decode, wgmma;
     int block_m;
+    std::optional<bool> stage2_wgmma = std::nullopt;  // unset: as stage one
   };
   // The sm_90 default at e.M: valid in both stages, with the expected main loop and tile.
   auto const checked_default = [](const moe::MoeShape& s, const Expect& e) {
@@ -64,34 +67,45 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage1.fragment_decode == e.fragment_decode);
     CHECK(d.stage2.fragment_decode == e.fragment_decode);
     CHECK(d.stage1.wgmma == e.wgmma);
-    CHECK(d.stage2.wgmma == e.wgmma);
+    CHECK(d.stage2.wgmma == e.stage2_wgmma.value_or(e.wgmma));
     CHECK(d.stage1.block_m == e.block_m);
     CHECK(d.stage2.block_m == e.block_m);
     return d;
   };
-  // Backbone: 6 M / 384 tokens per expert. Below 0.1 the swapped kernels (repacked layout, 4
-  // CTAs per SM); from there the wgmma main loop (session 10, probe p5): 8-token blocks below
-  // 3 tokens per expert, 16-token blocks below 16, 64-token blocks above, two warpgroups per
-  // CTA, rings of 4, 256-K stage-one tiles for the small blocks.
-  for (auto const e : {Expect{1, true, false, false, false, 8}, Expect{8, false, false, false, true, 8},
-                       Expect{128, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
+  // Backbone: 6 M / 384 tokens per expert. Below 0.04 the swapped stage one (repacked layout,
+  // 4 CTAs per SM) with the 8-token wgmma stage two; from there the wgmma main loop (sessions
+  // 10 and 11): 8-token blocks below 6 tokens per expert (stage one one warpgroup of 32 rows),
+  // 16-token blocks below 16, 64-token blocks above (two warpgroups), rings of 4, 256-K
+  // stage-one tiles for the small blocks.
+  for (auto const e : {Expect{1, true, false, false, false, 8, true}, Expect{4, false, false, false, true, 8},
+                       Expect{8, false, false, false, true, 8}, Expect{128, false, false, false, true, 8},
+                       Expect{320, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
                        Expect{4096, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
     auto const d = checked_default(shape, e);
+    CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
+    CHECK(d.stage2.warps == 8);
+    CHECK(d.stage2.block_n == 128);
+    CHECK(d.stage2.block_k == 128);
     if (e.swapped) {
       CHECK(d.stage1.repacked);
-      CHECK(d.stage2.repacked);
       CHECK(d.stage1.waves == 4);
-      CHECK(d.stage2.waves == 4);
       continue;
     }
     CHECK(search::weight_layout(d.stage1) == search::WeightLayout::wgmma_tiles);
-    CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
-    CHECK(d.stage1.warps == 8);
-    CHECK(d.stage1.block_n == 64);
-    CHECK(d.stage2.block_n == 128);
+    CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
+    CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
     CHECK(d.stage1.block_k == (e.block_m < 64 ? 256 : 128));
-    CHECK(d.stage2.block_k == 128);
     CHECK(d.stage1.stages == 4);
+  }
+  // The draft (E128 top3) at M = 1 (0.023 per expert) takes the mixed pair too; EP (E96 top6)
+  // at M = 1 (0.0625) the 8-token wgmma pair.
+  {
+    auto draft = shape;
+    draft.experts = 128, draft.topk = 3;
+    checked_default(draft, Expect{1, true, false, false, false, 8, true});
+    auto ep = shape;
+    ep.inter = 2304, ep.experts = 96;
+    checked_default(ep, Expect{1, false, false, false, true, 8});
   }
   // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
   // 32 K) from 0.1 tokens per expert; at M = 1 the fragment decode into e4m3 MMAs (session 8).

@@ -22,7 +22,8 @@ namespace {
 measure::BucketPlan calibrated_bucket() { return test::make_bucket(8, 8, 1); }
 
 // The shape of `moe-tune calibrate --json` (apps/moe-tune/cmd_calibrate.cpp) for the default
-// design: 6 x 6 pairs, gate 1 %, 29 of 36 wins, control 0.5, block share 0.5, one remeasure.
+// design: 6 x 6 pairs, gate 1 %, 29 of 36 wins, control 0.5, block share 0.5, one remeasure,
+// the futility stop.
 nlohmann::json calibrate_output(const char* sampler = "gpu") {
   auto const b = calibrated_bucket();
   return {{"machine",
@@ -34,7 +35,7 @@ nlohmann::json calibrate_output(const char* sampler = "gpu") {
             {"M", 8}}},
           {"protocol",
            {{"confirm_blocks", 6}, {"pairs_per_block", 6}, {"control_remeasures", 1},
-            {"min_median_reduction", 0.01}, {"required_wins", 29}, {"require_every_block", true},
+            {"futility_stop", true}, {"min_median_reduction", 0.01}, {"required_wins", 29}, {"require_every_block", true},
             {"control_fraction", 0.5}, {"block_share", 0.5},
             {"order_design", tune::kConfirmationOrderDesign}, {"seed", 1}}},
           {"cases",
@@ -94,6 +95,15 @@ TEST_CASE("a calibration of another design, arch, device, routing or sampler is 
   CHECK_THROWS_WITH(tune::read_calibration(write("calibration_old_order", old),
                                            tune::ProtocolOptions{}, h200()),
                     Contains("order_design: calibrated fixed-alternating"));
+  // A file from before the futility stop (no key) calibrated the design without it.
+  auto before_stop = calibrate_output();
+  before_stop["protocol"].erase("futility_stop");
+  CHECK_THROWS_WITH(tune::read_calibration(write("calibration_before_stop", before_stop),
+                                           tune::ProtocolOptions{}, h200()),
+                    Contains("futility_stop: calibrated false, this run true"));
+  tune::ProtocolOptions no_stop;
+  no_stop.futility_stop = false;
+  CHECK_NOTHROW(tune::read_calibration(write("calibration_before_stop2", before_stop), no_stop, h200()));
   auto const replayed = write("calibration_replayed", calibrate_output("replay"));
   CHECK_THROWS_WITH(tune::read_calibration(replayed, tune::ProtocolOptions{}, h200()),
                     Contains("replayed calibration"));

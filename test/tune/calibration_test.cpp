@@ -50,6 +50,23 @@ TEST_CASE("calibrate: the null case of a quiet, unbiased model never qualifies",
     for (auto s : t.first_block_seeds) seeds.insert(s);
   }
   CHECK(seeds.size() == 40 * 6);
+  // Tune's futility stop, derived from the same full trials: a null candidate cannot pass, so
+  // nearly every trial would have stopped early; never after the last block, never measuring
+  // more than the trial did, never qualifying what the full design did not.
+  CHECK(r.futility_stop);
+  CHECK(null.futility_stops() >= 36);
+  for (auto const& t : null.trials) {
+    CHECK(t.pairs_with_futility_stop <= t.pairs_measured);
+    CHECK(t.pairs_measured == 36 * t.attempts);
+    if (t.futility_stop_attempt) {
+      CHECK(t.futility_stop_after_blocks >= 1);
+      CHECK(t.futility_stop_after_blocks < 6);
+      CHECK_FALSE(t.qualified);
+    }
+    CHECK((!t.qualified || t.qualified_without_futility_stop));
+  }
+  CHECK(null.mean_pairs_with_futility_stop() < null.mean_pairs_measured());
+  CHECK(null.qualified() <= null.qualified_without_futility_stop());
   // The arms are the baseline three times, separately built, as in a real confirmation (in
   // the block's declared build order).
   auto const base = tune::baseline_pair(bucket).name();
@@ -95,6 +112,10 @@ TEST_CASE("calibrate: a 3% slowdown of the baseline is found nearly every time",
   CHECK(one->rate() < three->rate());
   // The control mirrors the slowed baseline, so it stays quiet.
   CHECK(three->control_failed_trials() == 0);
+  // A clear 3 % gain is never stopped for futility: tune's verdicts are the full design's.
+  CHECK(three->futility_stops() == 0);
+  CHECK(three->qualified() == three->qualified_without_futility_stop());
+  CHECK(three->mean_pairs_with_futility_stop() == Approx(36));
 }
 
 TEST_CASE("calibrate: a placement-biased candidate arm shows as false qualifications", "[tune]") {

@@ -57,6 +57,7 @@ TEST_CASE("run_confirmation measures exactly the declared layout", "[tune]") {
   Setup s;
   ReplaySampler sampler(quiet_model());
   ProtocolOptions opt;
+  opt.futility_stop = false;  // a null candidate: the stop would end it after one block
   auto const layout = plan_attempt(7, 1, 2, 3);
   auto const r = run_confirmation(sampler, opt, s.arms, layout);
   REQUIRE_FALSE(r.fault);
@@ -205,9 +206,46 @@ TEST_CASE("the gate judges the candidate against the control too", "[tune]") {
   model.arm_bias["baseline"] = 0.02;
   ReplaySampler sampler(model);
   ConfirmArms same{{"baseline", s.base}, {"candidate", s.base}, {"control", s.base}};
-  auto const r = run_confirmation(sampler, ProtocolOptions{}, same, plan_attempt(9, 0, 6, 6));
+  ProtocolOptions opt;
+  opt.futility_stop = false;  // every block, so that both gates' full verdicts exist
+  auto const r = run_confirmation(sampler, opt, same, plan_attempt(9, 0, 6, 6));
   CHECK(r.attempt.gate_vs_baseline.passed);
   CHECK_FALSE(r.attempt.gate_vs_control.passed);
   CHECK_FALSE(r.attempt.gate.passed);
   CHECK_FALSE(r.attempt.control_verdict.passed);
+  SECTION("with the futility stop: stops after block 1, against the control") {
+    ReplaySampler stop_sampler(model);
+    auto const t = run_confirmation(stop_sampler, ProtocolOptions{}, same, plan_attempt(9, 0, 6, 6));
+    REQUIRE(t.attempt.stopped_after_blocks.has_value());
+    CHECK(*t.attempt.stopped_after_blocks == 1);
+    CHECK_FALSE(t.attempt.gate.passed);
+    CHECK_THAT(t.attempt.stop_reason, Catch::Contains("against the control"));
+    REQUIRE_FALSE(t.attempt.gate.reasons.empty());
+    CHECK(t.attempt.gate.reasons.front() == t.attempt.stop_reason);
+    // find_futility_stop on the full attempt points at the same block, with the same words.
+    auto const found = find_futility_stop(opt.gate, r.attempt.rounds, r.attempt.layout);
+    REQUIRE(found.has_value());
+    CHECK(found->after_blocks == 1);
+    CHECK(found->reason == t.attempt.stop_reason);
+  }
+}
+
+TEST_CASE("futility stop: a clear gain is never stopped, and the last block is never cut",
+          "[tune]") {
+  Setup s;
+  auto model = quiet_model(8);
+  model.mean_us[s.cand.name()] = 97.0;  // 3 % faster in every pair
+  ReplaySampler sampler(model);
+  auto const r = run_confirmation(sampler, ProtocolOptions{}, s.arms, plan_attempt(3, 0, 6, 6));
+  CHECK_FALSE(r.attempt.stopped_after_blocks.has_value());
+  CHECK(r.attempt.rounds.size() == 36);
+  CHECK(r.attempt.gate.passed);
+  // A null candidate in a one-block attempt: that block is the last, so nothing is cut.
+  ReplaySampler null_sampler(quiet_model(8));
+  ConfirmArms same{{"baseline", s.base}, {"candidate", s.base}, {"control", s.base}};
+  auto const one = run_confirmation(null_sampler, ProtocolOptions{}, same, plan_attempt(3, 0, 1, 6));
+  CHECK_FALSE(one.attempt.stopped_after_blocks.has_value());
+  CHECK(one.attempt.rounds.size() == 6);
+  CHECK_THROWS_AS(find_futility_stop(ProtocolOptions{}.gate, {}, plan_attempt(3, 0, 2, 3)),
+                  std::invalid_argument);
 }

@@ -97,13 +97,15 @@ TEST_CASE("a candidate truly 3% faster qualifies, the others are screened out", 
   }
 }
 
-TEST_CASE("racing: a clearly slower candidate stops after two screen samples, decisions unchanged",
+TEST_CASE("racing: a clearly slower candidate stops after two screen samples, a far slower one "
+          "after one, decisions unchanged",
           "[tune]") {
-  auto const b = make_bucket(8, 6, 3);
+  auto const b = make_bucket(8, 6, 4);
   auto model = quiet_model();
   model.mean_us[pipeline_name(b, 0)] = 97.0;   // 3 % faster: every sample
   model.mean_us[pipeline_name(b, 1)] = 130.0;  // 30 % slower: stopped after 2
   model.mean_us[pipeline_name(b, 2)] = 101.0;  // 1 % slower: within the race margin
+  model.mean_us[pipeline_name(b, 3)] = 180.0;  // 80 % slower: the first cut, after 1
   ProtocolOptions opt;
   ReplaySampler raced_sampler(model);
   auto const raced = tune_bucket(b, raced_sampler, opt);
@@ -114,8 +116,16 @@ TEST_CASE("racing: a clearly slower candidate stops after two screen samples, de
   CHECK_THAT(slow.reason, Catch::Contains("stopped after 2 of 5 samples"));
   CHECK(record(raced, pipeline_name(b, 0)).screen_us.size() == 5);
   CHECK(record(raced, pipeline_name(b, 2)).screen_us.size() == 5);
+  auto const& far = record(raced, pipeline_name(b, 3));
+  CHECK(far.screen_stopped);
+  CHECK(far.screen_us.size() == 1);
+  CHECK(far.screen_stop_margin == Approx(0.5));
+  CHECK_THAT(far.reason, Catch::Contains("stopped after 1 of 5 samples") &&
+                             Catch::Contains("more than 50.0% slower"));
+  CHECK(slow.screen_stop_margin == Approx(0.1));
   // The exhaustive screen (margin 0) decides the same: same winner, same outcomes.
   opt.screen_race_margin = 0;
+  opt.screen_first_cut_margin = 0;
   ReplaySampler full_sampler(model);
   auto const full = tune_bucket(b, full_sampler, opt);
   CHECK(record(full, pipeline_name(b, 1)).screen_us.size() == 5);
@@ -128,6 +138,14 @@ TEST_CASE("racing: a clearly slower candidate stops after two screen samples, de
   opt.screen_race_margin = 0.02;
   ReplaySampler s3(model);
   CHECK_THROWS_AS(tune_bucket(b, s3, opt), std::invalid_argument);
+  // So could a first cut narrower than the race margin, or a negative one.
+  opt.screen_race_margin = 0.10;
+  opt.screen_first_cut_margin = 0.05;
+  ReplaySampler s4(model);
+  CHECK_THROWS_AS(tune_bucket(b, s4, opt), std::invalid_argument);
+  opt.screen_first_cut_margin = -1;
+  ReplaySampler s5(model);
+  CHECK_THROWS_AS(tune_bucket(b, s5, opt), std::invalid_argument);
 }
 
 TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {
@@ -135,7 +153,9 @@ TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {
   auto model = quiet_model();
   model.mean_us[pipeline_name(b, 0)] = 99.7;
   ReplaySampler sampler(model);
-  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  ProtocolOptions opt;
+  opt.futility_stop = false;  // every block: the full design's summary (the stop: below)
+  auto const r = tune_bucket(b, sampler, opt);
   REQUIRE(r.winner.has_value());
   CHECK_FALSE(r.qualified);
   auto const& w = r.pairs[*r.winner];
@@ -144,7 +164,39 @@ TEST_CASE("a candidate 0.3% faster is not_significant", "[tune]") {
   REQUIRE(r.attempts.size() == 1);
   CHECK(r.attempts[0].comparison_summary.median_reduction == Approx(0.003).margin(0.0015));
   CHECK(r.attempts[0].control_verdict.passed);
+  CHECK_FALSE(r.attempts[0].stopped_after_blocks.has_value());
   CHECK_FALSE(r.stage1_us.has_value());
+}
+
+TEST_CASE("futility stop: a 0.3% gain ends confirmation early with the full design's verdict",
+          "[tune]") {
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 99.7;
+  ReplaySampler full_sampler(model);
+  ProtocolOptions opt;
+  opt.futility_stop = false;
+  auto const full = tune_bucket(b, full_sampler, opt);
+  ReplaySampler stop_sampler(model);
+  auto const r = tune_bucket(b, stop_sampler, ProtocolOptions{});  // the default: the stop
+  REQUIRE(r.winner.has_value());
+  CHECK(r.pairs[*r.winner].pair == full.pairs[*full.winner].pair);
+  CHECK(r.pairs[*r.winner].outcome == full.pairs[*full.winner].outcome);
+  CHECK(r.pairs[*r.winner].outcome == Outcome::not_significant);
+  REQUIRE(r.attempts.size() == 1);
+  auto const& a = r.attempts[0];
+  REQUIRE(a.stopped_after_blocks.has_value());
+  CHECK(*a.stopped_after_blocks < 6);
+  CHECK(static_cast<int>(a.rounds.size()) == 6 * *a.stopped_after_blocks);
+  CHECK(count_prefix(stop_sampler.log(), "begin_block confirm") == *a.stopped_after_blocks);
+  CHECK_FALSE(a.gate.passed);
+  CHECK(a.gate.required_wins == stats::required_wins(opt.gate, 36));  // the declared design's
+  CHECK_THAT(r.pairs[*r.winner].reason,
+             Catch::Contains("stopped after") && Catch::Contains("can no longer pass"));
+  CHECK_THAT(r.summary, Catch::Contains("futility stop after"));
+  // The manifest declared the stop before confirmation.
+  REQUIRE(r.manifest.has_value());
+  CHECK_THAT(r.manifest->stopping, Catch::Contains("futility stop"));
 }
 
 TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
@@ -164,6 +216,7 @@ TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
   model.recorded["confirm:control"] = std::vector<double>(36, 100.0);
   ReplaySampler sampler(model);
   ProtocolOptions opt;
+  opt.futility_stop = false;
   auto const r = tune_bucket(b, sampler, opt);
   REQUIRE(r.attempts.size() == 1);
   auto const& a = r.attempts[0];
@@ -176,6 +229,17 @@ TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
   auto const& w = r.pairs[*r.winner];
   CHECK(w.outcome == Outcome::not_significant);
   CHECK_THAT(w.reason, Catch::Contains("block 2 median reduction"));
+  SECTION("with the futility stop: ends after block 2, the block that failed, same verdict") {
+    ReplaySampler stop_sampler(model);
+    auto const s = tune_bucket(b, stop_sampler, ProtocolOptions{});
+    REQUIRE(s.attempts.size() == 1);
+    REQUIRE(s.attempts[0].stopped_after_blocks.has_value());
+    CHECK(*s.attempts[0].stopped_after_blocks == 3);
+    CHECK(s.attempts[0].rounds.size() == 18);
+    CHECK_FALSE(s.qualified);
+    CHECK(s.pairs[*s.winner].outcome == Outcome::not_significant);
+    CHECK_THAT(s.pairs[*s.winner].reason, Catch::Contains("measured block 2 has median reduction"));
+  }
 }
 
 TEST_CASE("a placement-biased control fails, is re-measured once, then control_failed",

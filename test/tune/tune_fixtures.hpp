@@ -34,15 +34,15 @@ inline measure::BucketPlan make_bucket(std::int64_t token, std::int64_t M, int v
   b.M = M;
   b.shape = std::get<moe::MoeShape>(tune::shape_from_key(b.key, M, search::Arch::sm_90));
   b.baseline = search::default_config(b.shape, search::Arch::sm_90, M);
-  // Variants differ from the baseline's stage one (block_k 128, a ring of 4, waves 4) in
-  // block_k and kpack, with a ring of 2 and no occupancy hint (so their LDS fits).
+  // Variants differ from the baseline's stage one in block_k and kpack, with the shortest
+  // ring its main loop takes (2; wgmma: 3) and no occupancy hint (so their LDS fits).
   int const block_ks[] = {256, 512, 256, 512};
   int const kpacks[] = {1, 1, 2, 2};
   for (int i = 0; i < variants; ++i) {
     auto c = b.baseline.stage1;
     c.block_k = block_ks[i % 4];
     c.kpack = kpacks[i % 4];
-    c.stages = 2;
+    c.stages = c.wgmma ? 3 : 2;
     c.waves = 0;
     b.candidates.push_back({c, std::nullopt});
   }
