@@ -1,7 +1,7 @@
 # The SHA-256 of the code that decides a verdict (issue #12): the default-configuration
 # heuristic (the baseline every candidate must beat), the statistics and the gate, the
-# protocol (bucket tuner, confirmation, candidate pairs, calibration), the verifier and the
-# reference it compares against. It is part of every report's provenance and of a journal's
+# protocol (bucket tuner, confirmation, candidate pairs, calibration), the GPU sampler (how
+# many launches a sample times), the verifier and the reference it compares against. It is part of every report's provenance and of a journal's
 # identity, so `tune --resume` refuses a journal whose verdicts this code might not reach.
 #
 # The digest is `sha256sum FILES | sha256sum` run at the project root: the SHA-256 of the
@@ -18,6 +18,7 @@ function(moetune_decision_code_sha256 out_var)
       autotune/tune/confirmation.cpp
       autotune/tune/confirmation_layout.cpp
       autotune/measure/served_tokens.cpp
+      autotune/measure/gpu_sampler.cpp
       autotune/tune/candidate_pairs.cpp
       autotune/tune/calibration.cpp
       autotune/exec/verifier.cpp

@@ -126,9 +126,10 @@ void print_table(const tune::CalibrationResult& r) {
                100 * c.median_gain(), c.delay_ns ? fmt::format("{}", *c.delay_ns) : "-");
   }
   fmt::print(
-      "qualified = gate and control passed in the last attempt (what tune writes a row for); "
-      "control failed = trials whose final control failed (attempts that failed, of all "
-      "attempts); median gain = median over trials of the median paired reduction.\n");
+      "qualified = gate and control passed in the last attempt of tune's design, futility stop "
+      "included (what tune writes a row for); "
+      "control failed = trials whose final control failed in the design without the stop "
+      "(attempts that failed, of all attempts); median gain = median over trials of the median paired reduction.\n");
   if (!r.cases.empty() && r.futility_stop) {
     // Every trial measured every block; the futility stop's verdicts and cost come from the
     // same samples.

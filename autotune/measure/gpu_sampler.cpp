@@ -167,7 +167,7 @@ void GpuSampler::begin_block(const BlockSpec& block) {
   // row are taken at its `token`, BlockSpec::M).
   std::int64_t const M = block.M.value_or(m_M);
   if (M < 1) throw std::invalid_argument(fmt::format("begin_block: M = {} tokens", M));
-  int const R = block.repeats.value_or(m_opt.repeats);
+  int R = block.repeats.value_or(m_opt.repeats);
   int const warmups = block.warmup_replays.value_or(m_opt.warmup_replays);
   if (R < 1 || warmups < 0) {
     throw std::invalid_argument(fmt::format("begin_block: {} repeats, {} warm-up replays", R, warmups));
@@ -216,6 +216,12 @@ void GpuSampler::begin_block(const BlockSpec& block) {
     m_inputs = std::move(inputs);
     m_weights = std::move(weights);
   }
+  // A block that asks for fewer launches than the sampler's R (the screen's 4) gets one launch
+  // per weight copy, up to that R: with fewer, a replay would revisit its first copies while
+  // they are still in L2, and the screen would rank warm weights (a small shape, whose touched
+  // weights are a fraction of the L2, needs many copies to be cold). Never more than every
+  // other phase's R, so the screen stays the cheapest timing of a bucket.
+  if (block.repeats && R < m_opt.repeats) R = std::min(std::max(R, m_weights->copies()), m_opt.repeats);
 
   auto wants = [&](TimedUnit u) {
     return std::find(block.units.begin(), block.units.end(), u) != block.units.end();

@@ -93,7 +93,9 @@ struct BlockSpec {
   // Replays after capture, per graph, of the arms built in this block; empty = the sampler's
   // own (3 on the GPU). A kept arm is warmed once, when it is built.
   std::optional<int> warmup_replays;
-  // Launches per graph replay (R) of this block's arms; empty = the sampler's repeats().
+  // Launches per graph replay (R) of this block's arms; empty = the sampler's repeats(). The
+  // GPU sampler raises a smaller R to one launch per cold weight copy, up to its repeats() (a
+  // replay must not come back to a copy still in L2).
   // Samples stay microseconds per launch.
   std::optional<int> repeats;
 };

@@ -285,20 +285,22 @@ class BucketRun {
       // wide first-cut margin, from screen_race_after rounds on by the race margin.
       double margin = 0;
       if (race && r + 1 < count) {
-        if (r + 1 >= m_opt.screen_race_after) {
+        if (r + 1 >= m_opt.screen_race_after && m_opt.screen_race_margin > 0) {
           margin = m_opt.screen_race_margin;
-        } else if (r == 0 && m_opt.screen_first_cut_margin > 0) {
+        } else if (r == 0) {
           margin = m_opt.screen_first_cut_margin;
         }
       }
       if (margin > 0) {
-        double const bar = stats::exact_median(base) * (1 + margin);
+        double const base_now = stats::exact_median(base);
+        double const bar = base_now * (1 + margin);
         for (auto const& [label, i] : arm_pair) {
           auto& p = m_res.pairs[i];
           if (!is_open(i) || p.screen_stopped || (p.*store).empty()) continue;
           if (*std::min_element((p.*store).begin(), (p.*store).end()) > bar) {
             p.screen_stopped = true;
             p.screen_stop_margin = margin;
+            p.screen_stop_baseline_us = base_now;
             m_sampler.release_arm(label);  // sampled no more: its graph and buffers go now
           }
         }
@@ -323,7 +325,8 @@ class BucketRun {
           alive.begin() + static_cast<std::ptrdiff_t>(first),
           alive.begin() + static_cast<std::ptrdiff_t>(std::min(alive.size(), first + per_block)));
       auto const base = rounds(measure::Phase::screen, block, members, m_opt.screen_samples,
-                               &PairRecord::screen_us, m_opt.screen_race_margin > 0);
+                               &PairRecord::screen_us,
+                               m_opt.screen_race_margin > 0 || m_opt.screen_first_cut_margin > 0);
       m_res.baseline_screen_us.insert(m_res.baseline_screen_us.end(), base.begin(), base.end());
       // Scores relative to the baseline of the same block: screening blocks differ in
       // placement, a ratio within a block does not carry that difference.
@@ -335,12 +338,13 @@ class BucketRun {
         }
         if (is_open(i) && p.screen_stopped) {
           ++stopped;
+          // Against the baseline's median when it was stopped (what the bar was made of).
           double const fastest = *std::min_element(p.screen_us.begin(), p.screen_us.end());
           close(i, measure::Outcome::slower,
                 fmt::format("screen: stopped after {} of {} samples: its fastest was {:.2f}% of "
-                            "the baseline's time in its block, more than {:.1f}% slower",
-                            p.screen_us.size(), m_opt.screen_samples, 100 * fastest / base_median,
-                            100 * p.screen_stop_margin));
+                            "the baseline's time in its block so far, more than {:.1f}% slower",
+                            p.screen_us.size(), m_opt.screen_samples,
+                            100 * fastest / p.screen_stop_baseline_us, 100 * p.screen_stop_margin));
         }
       }
     }
@@ -513,11 +517,11 @@ class BucketRun {
                       att.versus_control_summary.wins, att.versus_control_summary.pairs,
                       att.gate.passed ? "passed" : "failed", control_ok ? "passed" : "FAILED",
                       100 * att.control_summary.median_reduction));
-      bool const stopped = att.stopped_after_blocks.has_value();
       m_res.attempts.push_back(std::move(att));
-      // A futility stop is final: the gate had already failed this attempt (a re-measure
-      // follows only a whole attempt whose control failed; ProtocolOptions::futility_stop).
-      if (control_ok || stopped) break;
+      // A failed control is measured again, after a whole attempt or a futility stop alike: a
+      // biased control can make the gate against it hopeless, which is no verdict on the
+      // candidate.
+      if (control_ok) break;
     }
 
     auto const& last = m_res.attempts.back();
@@ -598,11 +602,12 @@ BucketResult tune_bucket(const measure::BucketPlan& bucket, measure::Sampler& sa
         "tune_bucket: racing needs screen_race_margin >= screen_margin and screen_race_after >= 1 "
         "(or screen_race_margin 0: no racing)");
   }
-  if (options.screen_first_cut_margin != 0 && options.screen_race_margin != 0 &&
-      options.screen_first_cut_margin < options.screen_race_margin) {
+  if (options.screen_first_cut_margin != 0 &&
+      (options.screen_first_cut_margin < options.screen_race_margin ||
+       options.screen_first_cut_margin < options.screen_margin)) {
     throw std::invalid_argument(
-        "tune_bucket: the first cut needs screen_first_cut_margin >= screen_race_margin (or 0: "
-        "no first cut)");
+        "tune_bucket: the first cut needs screen_first_cut_margin >= screen_race_margin and >= "
+        "screen_margin (or 0: no first cut)");
   }
   if (options.screen_first_cut_margin < 0) {
     throw std::invalid_argument("tune_bucket: screen_first_cut_margin must be >= 0");

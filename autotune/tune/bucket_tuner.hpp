@@ -47,6 +47,7 @@ struct PairRecord {
   std::optional<double> screen_score;             // median / baseline median in its block
   bool screen_stopped = false;  // raced out: its screen_us stop early (first cut or racing)
   double screen_stop_margin = 0;  // the margin it was stopped under
+  double screen_stop_baseline_us = 0;  // the block baseline's median it was stopped against
   std::vector<double> select_us;
   std::optional<double> select_median_us;
 };

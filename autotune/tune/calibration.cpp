@@ -187,11 +187,18 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
   CalibrationTrial trial;
   trial.index = index;
   // Every block is measured (the null distribution is the full design's); tune's futility
-  // stop is applied to the samples afterwards.
+  // stop is applied to the samples afterwards. The two designs are followed side by side
+  // over the same attempts: each is decided when its control passes or the last re-measure
+  // is done, and an attempt is measured while either still needs it (the stop's control is
+  // judged on the pairs before the stop, so it can ask for a re-measure the full design does
+  // not, or the other way round).
   auto measured = opt.protocol;
   measured.futility_stop = false;
-  bool futility_ended = false;
-  for (int a = 0; a <= opt.protocol.control_remeasures; ++a) {
+  int const last = opt.protocol.control_remeasures;
+  bool full_done = false;
+  bool stop_done = !opt.protocol.futility_stop;
+  bool stop_qualified = false;
+  for (int a = 0; a <= last && !(full_done && stop_done); ++a) {
     // Exactly the layout tune would declare for a run seeded with this trial's seed.
     auto const layout =
         plan_attempt(seed, a, opt.protocol.confirm_blocks, opt.protocol.pairs_per_block);
@@ -208,44 +215,47 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
     if (r.fault) throw Error("the baseline faulted while being timed: " + r.fault->message);
     auto const& att = r.attempt;
     trial.attempts = a + 1;
-    trial.median_reduction = att.comparison_summary.median_reduction;
-    trial.wins = att.comparison_summary.wins;
-    trial.pairs = att.comparison_summary.pairs;
-    trial.block_median_reductions = att.comparison_summary.block_median_reductions;
-    trial.control_median_reduction = att.control_summary.median_reduction;
-    trial.control_wins = att.control_summary.wins;
-    trial.versus_control_median_reduction = att.versus_control_summary.median_reduction;
-    trial.versus_control_wins = att.versus_control_summary.wins;
-    trial.rounds = att.rounds;
-    trial.gate_passed = att.gate.passed;
-    trial.control_passed = att.control_verdict.passed;
-    if (!trial.control_passed) ++trial.control_failures;
     int const attempt_pairs = static_cast<int>(att.rounds.size());
     trial.pairs_measured += attempt_pairs;
-    if (!futility_ended) {
-      auto const stop = opt.protocol.futility_stop
-                            ? find_futility_stop(opt.protocol.gate, att.rounds, layout)
-                            : std::nullopt;
-      if (stop) {
-        // Tune would have stopped here, after the rounds of the blocks before the stop.
-        futility_ended = true;
-        trial.futility_stop_attempt = a;
-        trial.futility_stop_after_blocks = stop->after_blocks;
-        for (int b = 0; b < stop->after_blocks; ++b) {
-          trial.pairs_with_futility_stop +=
-              static_cast<int>(layout.blocks.at(static_cast<std::size_t>(b)).rounds.size());
+    if (!full_done) {
+      // The full design: what the distribution and the control statistics describe.
+      trial.median_reduction = att.comparison_summary.median_reduction;
+      trial.wins = att.comparison_summary.wins;
+      trial.pairs = att.comparison_summary.pairs;
+      trial.block_median_reductions = att.comparison_summary.block_median_reductions;
+      trial.control_median_reduction = att.control_summary.median_reduction;
+      trial.control_wins = att.control_summary.wins;
+      trial.versus_control_median_reduction = att.versus_control_summary.median_reduction;
+      trial.versus_control_wins = att.versus_control_summary.wins;
+      trial.rounds = att.rounds;
+      trial.gate_passed = att.gate.passed;
+      trial.control_passed = att.control_verdict.passed;
+      if (!trial.control_passed) ++trial.control_failures;
+      // As in tune: a failed control measures once more; the last attempt decides.
+      full_done = trial.control_passed || a == last;
+    }
+    if (!stop_done) {
+      // Tune's design: where it would have stopped this attempt, and what it then does.
+      if (auto const stop = find_futility_stop(opt.protocol.gate, att.rounds, layout)) {
+        if (!trial.futility_stop_attempt) {
+          trial.futility_stop_attempt = a;
+          trial.futility_stop_after_blocks = stop->after_blocks;
         }
+        trial.pairs_with_futility_stop += stop->pairs;
+        stop_done = stop->control_passed || a == last;  // the gate failed: not qualified
       } else {
         trial.pairs_with_futility_stop += attempt_pairs;
+        stop_done = att.control_verdict.passed || a == last;
+        stop_qualified = att.gate.passed && att.control_verdict.passed;
       }
     }
-    // As in tune: a failed control measures once more; the last attempt decides.
-    if (trial.control_passed) break;
   }
   trial.qualified_without_futility_stop = trial.gate_passed && trial.control_passed;
-  // A stop in the last attempt leaves the verdict as it is (the gate failed either way); one
-  // in an earlier attempt ends tune's bucket there, without the re-measure.
-  trial.qualified = trial.qualified_without_futility_stop && !futility_ended;
+  if (!opt.protocol.futility_stop) {
+    trial.pairs_with_futility_stop = trial.pairs_measured;
+    stop_qualified = trial.qualified_without_futility_stop;
+  }
+  trial.qualified = stop_qualified;
   trial.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return trial;

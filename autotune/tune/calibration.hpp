@@ -38,8 +38,8 @@ struct CalibrationOptions {
 
 struct CalibrationTrial {
   int index = 0;
-  int attempts = 0;                 // 1, or more after a failed control
-  int control_failures = 0;         // attempts whose control failed
+  int attempts = 0;                 // 1, or more after a failed control (either design's)
+  int control_failures = 0;         // attempts of the full design whose control failed
   double median_reduction = 0;      // last attempt, comparison
   int wins = 0;
   int pairs = 0;
@@ -50,13 +50,15 @@ struct CalibrationTrial {
   int versus_control_wins = 0;
   bool gate_passed = false;
   bool control_passed = false;
-  // Tune's verdict: gate and control passed in the last attempt, and (with the protocol's
-  // futility stop) no earlier attempt was stopped for futility, which would have ended there.
+  // Tune's verdict: gate and control passed in the last attempt of tune's design (with the
+  // protocol's futility stop, where it applies: a stopped attempt fails the gate, and is
+  // measured again only if the control of the pairs before the stop failed).
   bool qualified = false;
-  // The trial measures every block of every attempt, so the distribution below is the full
-  // design's; the futility stop's verdict and cost are derived from the same samples
-  // (find_futility_stop): the attempt and block count it would have stopped after, the pairs
-  // it would have measured, and the full design's own verdict beside tune's.
+  // The trial measures every block of every attempt it needs, so the figures above and the
+  // distribution below are the full design's; the futility stop's verdict and cost are
+  // derived from the same samples (find_futility_stop): the first attempt it would have cut
+  // and after how many blocks, the pairs tune's design measures, and the full design's own
+  // verdict beside tune's. `attempts` counts the attempts measured for either design.
   std::optional<int> futility_stop_attempt;
   int futility_stop_after_blocks = 0;
   int pairs_with_futility_stop = 0;   // pairs tune's design measures in this trial

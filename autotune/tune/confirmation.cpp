@@ -50,8 +50,9 @@ std::string confirmation_stopping_rule(bool futility_stop) {
   if (!futility_stop) return "every declared block of an attempt is measured";
   return "futility stop: after each block but the last, the attempt ends if the gate could not "
          "pass against the baseline or the control even with every remaining pair at its best "
-         "(the candidate faster, reduction 1); the verdict is then the gate's failure, exactly "
-         "as after all blocks, and the control is judged on the pairs measured";
+         "(the candidate faster, reduction 1); the gate's verdict is then its failure, exactly "
+         "as after all blocks, and the control is judged on the pairs measured (a failed control "
+         "is measured again, as after a whole attempt)";
 }
 
 namespace {
@@ -150,7 +151,11 @@ std::optional<FutilityStop> find_futility_stop(const stats::GateSpec& gate,
     }
     if (auto why = futile(gate, prefix, total)) {
       int const done = static_cast<int>(b) + 1;
-      return FutilityStop{done, stop_reason(done, layout, *why)};
+      std::vector<stats::PairedSample> control;
+      for (auto const& r : prefix) control.push_back(paired(r, ConfirmRole::baseline, ConfirmRole::control));
+      bool const control_passed = stats::judge_control(gate, stats::summarize_pairs(control)).passed;
+      return FutilityStop{done, static_cast<int>(prefix.size()), stop_reason(done, layout, *why),
+                          control_passed};
     }
   }
   return std::nullopt;
@@ -226,10 +231,19 @@ ConfirmationResult run_confirmation(measure::Sampler& sampler, const ProtocolOpt
   att.gate = combined(att.gate_vs_baseline, att.gate_vs_control);
   att.control_verdict = stats::judge_control(options.gate, att.control_summary);
   if (att.stopped_after_blocks) {
-    // The verdict is the one all blocks would have given; the partial summaries only say
-    // where the attempt stood (their own win counts are not the declared design's).
-    att.gate.passed = false;
-    att.gate.required_wins = stats::required_wins(options.gate, declared_pairs(layout));
+    // The verdict is the one all blocks would have given: neither side can pass. The partial
+    // summaries only say where the attempt stood, judged at their own pair count, so their
+    // reasons say so (the declared design needs more wins than a partial count does).
+    int const declared = declared_pairs(layout);
+    auto const partial = fmt::format("after {} of {} pairs: ", att.rounds.size(), declared);
+    auto relabel = [&](stats::GateVerdict& v) {
+      v.passed = false;
+      v.required_wins = stats::required_wins(options.gate, declared);
+      for (auto& r : v.reasons) r = partial + r;
+    };
+    relabel(att.gate_vs_baseline);
+    relabel(att.gate_vs_control);
+    att.gate = combined(att.gate_vs_baseline, att.gate_vs_control);
     att.gate.reasons.insert(att.gate.reasons.begin(), att.stop_reason);
   }
   return out;

@@ -53,9 +53,10 @@ struct ConfirmAttempt {
   stats::ControlVerdict control_verdict;
   // Futility stop (ProtocolOptions::futility_stop): the attempt ended after this many of its
   // blocks because the gate could no longer pass (stats/futility.hpp); the summaries and the
-  // control verdict then cover the pairs measured (the control's only for the record: the
-  // stop is final), and `gate` has failed with stop_reason first among its reasons. Unset:
-  // every declared block was measured.
+  // control verdict then cover the pairs measured (a failed control is measured again, as
+  // after a whole attempt), and `gate`, `gate_vs_baseline` and `gate_vs_control` have failed,
+  // stop_reason first among the reasons, the partial ones marked "after N of M pairs".
+  // Unset: every declared block was measured.
   std::optional<int> stopped_after_blocks;
   std::string stop_reason;
 };
@@ -98,12 +99,14 @@ inline constexpr const char* kConfirmationOrderDesign = "balanced-random-v1";
 [[nodiscard]] std::string confirmation_stopping_rule(bool futility_stop);
 
 // Where the futility stop would have ended an attempt whose `rounds` cover every block of
-// `layout`: the number of blocks after which the gate could no longer pass, and why; nullopt
-// when it never stops before the last block. run_confirmation stops at exactly this point;
+// `layout`: the number of blocks after which the gate could no longer pass, why, and the
+// control's verdict on the pairs before it; nullopt when it never stops before the last block. run_confirmation stops at exactly this point;
 // calibrate, which measures every block, uses it to derive the futility design's verdicts.
 struct FutilityStop {
   int after_blocks = 0;
+  int pairs = 0;                // measured before the stop
   std::string reason;
+  bool control_passed = false;  // judge_control on those pairs: false means a re-measure
 };
 [[nodiscard]] std::optional<FutilityStop> find_futility_stop(const stats::GateSpec& gate,
                                                              const std::vector<ConfirmRound>& rounds,

@@ -51,10 +51,11 @@ struct ProtocolOptions {
   // `screen_repeats` launches (0 = the sampler's R, the launches of every other phase).
   // Selection and confirmation never reuse a screen arm or a screen sample.
   // Four launches per screen sample (#15): a screen sample only ranks candidates within a
-  // block against a baseline timed the same way, and 4 launches (at least one rotation of
-  // the cold weight copies on the buckets we tune) cost a quarter of R = 16; the finalists
-  // are then selected and confirmed at the sampler's R on fresh blocks. Checked against the
-  // exhaustive screen (R = 16, no racing) on the H200 (docs/tuning.md).
+  // block against a baseline timed the same way, and 4 launches cost a quarter of R = 16;
+  // the finalists are then selected and confirmed at the sampler's R on fresh blocks. The GPU
+  // sampler raises it to the number of cold weight copies where that is larger (up to its own
+  // R), so a replay does not reuse a copy still in L2. Checked against the exhaustive screen (R = 16, no
+  // racing) on the H200 (docs/tuning.md).
   int screen_warmup_replays = 1;
   int screen_repeats = 4;
   int finalists = 3;
@@ -69,10 +70,10 @@ struct ProtocolOptions {
   int control_remeasures = 1;  // measure the bucket again this many times if the control fails
   // Futility stop (#15): after each block but the last, an attempt ends when the gate can no
   // longer pass against the baseline or the control whatever the remaining pairs show
-  // (stats/futility.hpp: exact, the gate fails as it would have after every block). The stop
-  // is final: no re-measure follows it, even if the control of the pairs measured failed, so
-  // the design qualifies a subset of what the full design qualifies (calibrate measures both
-  // from the same full trials). False: every attempt measures every declared block.
+  // (stats/futility.hpp: exact, the gate fails as it would have after every block). The
+  // control is then judged on the pairs measured, and a failed one is measured again as after
+  // a whole attempt; only that judgement can make the two designs' verdicts differ (calibrate
+  // derives both from the same full trials). False: every attempt measures every block.
   bool futility_stop = true;
   // Isolated stage times of the qualified pair (us1, us2): samples per stage.
   int stage_time_samples = 15;

@@ -134,6 +134,7 @@ nlohmann::json to_json(const BucketResult& b) {
                          {"screen_score", opt_json(p.screen_score)},
                          {"screen_stopped", p.screen_stopped},
                          {"screen_stop_margin", p.screen_stop_margin},
+                         {"screen_stop_baseline_us", p.screen_stop_baseline_us},
                          {"select_us", p.select_us},
                          {"select_median_us", opt_json(p.select_median_us)}});
   }

@@ -155,7 +155,7 @@ fi
 decision_code=$(cd "$source_dir" && sha256sum autotune/search/default_config.cpp \
   $(LC_ALL=C ls autotune/stats/*.cpp) autotune/tune/bucket_tuner.cpp autotune/tune/confirmation.cpp \
   autotune/tune/confirmation_layout.cpp autotune/measure/served_tokens.cpp \
-  autotune/tune/candidate_pairs.cpp autotune/tune/calibration.cpp autotune/exec/verifier.cpp \
+  autotune/measure/gpu_sampler.cpp autotune/tune/candidate_pairs.cpp autotune/tune/calibration.cpp autotune/exec/verifier.cpp \
   autotune/moe/compare.cpp autotune/moe/reference.cpp | sha256sum | cut -d' ' -f1)
 if head -1 "$journal" | grep -q "\"decision_code_sha256\":\"$decision_code\"" &&
    grep -q "\"decision_code_sha256\": \"$decision_code\"" "$work/r_replay_report/report.json"; then

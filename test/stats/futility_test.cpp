@@ -2,6 +2,7 @@
 // pass, for each of the gate's three conditions; and never when they still could.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -55,8 +56,8 @@ TEST_CASE("futility: the win count, exactly at the edge", "[stats]") {
 TEST_CASE("futility: the median, exactly at the edge", "[stats]") {
   GateSpec gate;
   gate.require_every_block = false;
-  gate.reference_wins = 1;  // win count out of the way: any win count passes
-  gate.reference_pairs = 1;
+  gate.reference_wins = 1;  // the win count out of the way: every pair below is a win, and
+  gate.reference_pairs = 1;  // the 19 of 36 this level asks for are always within reach
   // 17 pairs at 0.5 % (wins, but under the 1 % threshold): with 19 remaining at their best
   // the median of 36 is the mean of the 18th and 19th largest, both "best" values: passes.
   auto s = pairs(17, 0, 0.005);
@@ -87,4 +88,53 @@ TEST_CASE("futility: a measured block under the floor ends it, as in the gate", 
   auto u = s;
   while (static_cast<int>(u.size()) < 36) append(u, pairs(6, static_cast<int>(u.size()) / 6, 0.99));
   CHECK_FALSE(apply_gate(gate, summarize_pairs(u)).passed);
+}
+
+TEST_CASE("futility: exact on random attempts, against the gate itself", "[stats]") {
+  // For random partial attempts: if the rule says the gate can no longer pass, no completion
+  // tried passes apply_gate (the best one included); if it says it still can, the best
+  // completion (every remaining pair a reduction of 1) does pass. Both directions, so the
+  // rule is neither too eager (stopping what could pass) nor too lazy.
+  GateSpec const gate;
+  std::mt19937_64 rng(20261202);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  int stops = 0, goes = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    double const effect = std::uniform_real_distribution<double>(-0.01, 0.04)(rng);
+    double const spread = std::uniform_real_distribution<double>(0.001, 0.02)(rng);
+    int const blocks_done = 1 + static_cast<int>(rng() % 5);  // 1..5 of 6 blocks
+    std::vector<PairedSample> s;
+    for (int b = 0; b < blocks_done; ++b) {
+      for (int i = 0; i < 6; ++i) {
+        double const r = effect + spread * noise(rng);
+        s.push_back({100.0, 100.0 * (1 - r), b, i % 2 == 0});
+      }
+    }
+    auto const why = gate_cannot_pass(gate, s, 36);
+    auto best = s;
+    for (int b = blocks_done; b < 6; ++b) {
+      for (int i = 0; i < 6; ++i) best.push_back({100.0, 1e-9, b, i % 2 == 0});
+    }
+    bool const best_passes = apply_gate(gate, summarize_pairs(best)).passed;
+    CAPTURE(trial, effect, spread, blocks_done);
+    if (why) {
+      ++stops;
+      CHECK_FALSE(best_passes);
+      // Any other completion is no better than the best one; try a plausible one too.
+      auto other = s;
+      for (int b = blocks_done; b < 6; ++b) {
+        for (int i = 0; i < 6; ++i) {
+          double const r = effect + spread * noise(rng);
+          other.push_back({100.0, 100.0 * (1 - r), b, i % 2 == 0});
+        }
+      }
+      CHECK_FALSE(apply_gate(gate, summarize_pairs(other)).passed);
+    } else {
+      ++goes;
+      CHECK(best_passes);
+    }
+  }
+  // Both branches were exercised many times.
+  CHECK(stops > 300);
+  CHECK(goes > 300);
 }

@@ -134,6 +134,31 @@ TEST_CASE("calibrate: a placement-biased candidate arm shows as false qualificat
   CHECK_FALSE(verdict.met());
 }
 
+TEST_CASE("calibrate: the futility stop's verdicts follow tune's confirmation exactly", "[tune]") {
+  // A control arm 3 % fast: with a 3 % slowdown of the baseline the candidate gains ~3 %
+  // against the baseline and nothing against the control, so tune's design stops after one
+  // block, finds that block's control failed and measures again; the derivation from the
+  // full trials must give what run_confirmation with the stop gives, attempt by attempt.
+  auto model = quiet_model(16);
+  model.arm_bias["control"] = -0.03;
+  measure::ReplaySampler sampler(model);
+  auto const r = tune::calibrate(decode_bucket(), sampler, options(0, 6, {0.03}));
+  auto const& c = r.cases.front();
+  REQUIRE(c.trials.size() == 6);
+  for (auto const& t : c.trials) {
+    CHECK(t.attempts == 2);               // both designs re-measure
+    CHECK(t.pairs_measured == 72);        // every block of both attempts
+    REQUIRE(t.futility_stop_attempt.has_value());
+    CHECK(*t.futility_stop_attempt == 0);
+    CHECK(t.futility_stop_after_blocks == 1);
+    CHECK(t.pairs_with_futility_stop == 12);  // one block in each attempt
+    CHECK_FALSE(t.qualified);
+    CHECK_FALSE(t.qualified_without_futility_stop);
+  }
+  CHECK(c.futility_stops() == 6);
+  CHECK(c.mean_pairs_with_futility_stop() == Approx(12));
+}
+
 TEST_CASE("calibrate: a biased control is re-measured once, then blocks qualification", "[tune]") {
   auto model = quiet_model(14);
   model.arm_bias["control"] = 0.02;  // the control arm alone 2 % slower: the timing is biased

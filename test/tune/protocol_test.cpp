@@ -242,6 +242,38 @@ TEST_CASE("faster on average but not in one block is rejected", "[tune]") {
   }
 }
 
+TEST_CASE("futility stop: a biased control makes the gate hopeless, is measured again, then "
+          "control_failed",
+          "[tune]") {
+  // The control arm 3 % fast: against it a truly 3 % faster candidate gains nothing, so the
+  // gate against the control cannot pass after one block; the control of that block fails
+  // too (baseline vs control -3 %), so the bucket is measured again (not dismissed as a
+  // candidate without gain), stops again, and ends control_failed.
+  auto const b = make_bucket(8, 6, 1);
+  auto model = quiet_model();
+  model.mean_us[pipeline_name(b, 0)] = 97.0;
+  model.arm_bias["control"] = -0.03;
+  ReplaySampler sampler(model);
+  auto const r = tune_bucket(b, sampler, ProtocolOptions{});
+  REQUIRE(r.attempts.size() == 2);
+  for (auto const& a : r.attempts) {
+    REQUIRE(a.stopped_after_blocks.has_value());
+    CHECK(*a.stopped_after_blocks == 1);
+    CHECK_THAT(a.stop_reason, Catch::Contains("against the control"));
+    CHECK_FALSE(a.control_verdict.passed);
+    // Neither side passed: the partial figures are marked as partial.
+    CHECK_FALSE(a.gate_vs_baseline.passed);
+    CHECK_FALSE(a.gate_vs_control.passed);
+    CHECK(a.gate_vs_baseline.required_wins == 29);
+    CHECK_THAT(a.gate_vs_baseline.reasons.front(), Catch::StartsWith("after 6 of 36 pairs: "));
+  }
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 0") == 1);
+  CHECK(count_prefix(sampler.log(), "begin_block confirm 1") == 1);
+  CHECK_FALSE(r.qualified);
+  CHECK(r.pairs[*r.winner].outcome == Outcome::control_failed);
+  CHECK_THAT(r.pairs[*r.winner].reason, Catch::Contains("futility stop after 1 of 6 blocks"));
+}
+
 TEST_CASE("a placement-biased control fails, is re-measured once, then control_failed",
           "[tune]") {
   auto const b = make_bucket(8, 6, 1);
