@@ -1,5 +1,6 @@
 #pragma once
-// Small companion kernels of stage two, each timed as part of the MoE.
+// The companion kernel of stage two, timed as part of the MoE. (The atomic stage two's
+// accumulator is cleared by stage one: moe_stage1.cuh.)
 #include "moe_test_break.cuh"
 #include "moetune_portability.h"
 
@@ -7,19 +8,12 @@ namespace moetune {
 
 constexpr int aux_threads = 256;
 
-// Clears the fp32 accumulator acc[M][H] of the atomic stage two. n16 = number of 16-byte
-// words (M*H*4/16; H % 32 == 0 makes it exact). Grid: ceil(n16 / 256), capped by the host; grid-stride loop.
-__global__ void MOETUNE_LAUNCH_BOUNDS(aux_threads, 0) moe_zero_y(u32x4* __restrict__ y, i64 n16, i32 grid) {
-  for (i64 i = static_cast<i64>(block_x()) * aux_threads + thread_x(); i < n16;
-       i += static_cast<i64>(grid) * aux_threads)
-    y[i] = u32x4{0, 0, 0, 0};
-}
-
 // y[t][c] = bf16(sum_{k<topk} partial[t*topk+k][c]), summed in k order (deterministic).
 // The atomic stage two calls it with topk = 1 to round its fp32 accumulator to bf16.
 // Each thread does 4 columns. Grid: ceil(M*H/4 / 256).
 __global__ void MOETUNE_LAUNCH_BOUNDS(aux_threads, 0)
     moe_reduce_y(const float* __restrict__ partial, u16* __restrict__ y, i32 M, i32 topk, i32 H) {
+  join_kernel_chain();
   i64 const q = static_cast<i64>(block_x()) * aux_threads + thread_x();
   i64 const per_row = H / 4;
   if (q >= static_cast<i64>(M) * per_row) return;

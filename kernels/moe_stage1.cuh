@@ -2,6 +2,11 @@
 // Stage one: h[slot] = silu(x[slot/topk] · gate^T) * (x[slot/topk] · up^T) [* w_slot], per
 // sorted block of block_m slots (one expert), block_n columns of h per CTA.
 // Grid: (max sorted blocks, ceil(I / block_n)); CTAs past num_blocks exit at once.
+// With an atomic stage two, stage one also clears its fp32 accumulator acc[M][H] (acc_n16
+// 16-byte words, every CTA of the grid its share, before any exit): one kernel fewer on the
+// MoE's critical path (it was moe_zero_y), and at many tokens the stores overlap stage one's
+// MMAs. Stage one never reads acc, and the previous MoE's last reader of it has finished
+// (wait_for_previous_kernel). acc_n16 = 0: nothing to clear (a reduce stage two).
 // Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
 // quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
 #include "moe_gemm.cuh"
@@ -28,8 +33,15 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
                const u8* __restrict__ w1_scales, const i32* __restrict__ sorted_slots,
                const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,
                const float* __restrict__ topk_weights, u8* __restrict__ h, u8* __restrict__ h_scales,
-               i32 M, i32 topk, i32 H, i32 I) {
+               i32 M, i32 topk, i32 H, i32 I, u32x4* __restrict__ acc, i64 acc_n16, i32 grid_x,
+               i32 ctas) {
   static_assert(Cfg::stage == 1, "stage-one configuration expected");
+  wait_for_previous_kernel();  // before num_blocks: the sort writes it
+  if (acc_n16 > 0) {
+    i64 const cta = static_cast<i64>(block_y()) * grid_x + block_x();
+    for (i64 i = cta * Cfg::threads + thread_x(); i < acc_n16; i += static_cast<i64>(ctas) * Cfg::threads)
+      acc[i] = u32x4{0, 0, 0, 0};
+  }
   int const blk = static_cast<int>(block_x());
   if (blk >= num_blocks[0]) return;
   int const n0 = static_cast<int>(block_y()) * Cfg::block_n;
@@ -61,6 +73,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);
+  allow_next_kernel_start();  // the epilogue is left (moetune_portability.h)
 
   const float* ct = reinterpret_cast<const float*>(smem);
   if (!Cfg::a_fp8) {
@@ -124,4 +137,5 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   template __global__ void moetune::moe_stage1<__VA_ARGS__>(                                    \
       const moetune::u8*, const moetune::u8*, const moetune::u8*, const moetune::u8*,           \
       const moetune::i32*, const moetune::i32*, const moetune::i32*, const float*, moetune::u8*, \
-      moetune::u8*, moetune::i32, moetune::i32, moetune::i32, moetune::i32)
+      moetune::u8*, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::u32x4*,     \
+      moetune::i64, moetune::i32, moetune::i32)

@@ -2,7 +2,7 @@
 // Stage two: y[t] = sum_k w_k * (h[slot] · w2_e^T) over the sorted blocks (slot order).
 // Grid: (max sorted blocks, ceil(H / block_n), ksplit); CTAs past num_blocks exit at once.
 //   atomic (Cfg::reduce == 0): fp32 atomic adds into an fp32 accumulator acc[M][H] (held in
-//     `partial`), which moe_zero_y cleared first; ksplit CTAs along z each add their K range;
+//     `partial`), which stage one cleared (moe_stage1.cuh); ksplit CTAs along z each add their K range;
 //     moe_reduce_y (topk = 1) then rounds acc to bf16 y once. Adding in bf16 directly would
 //     round at every add: where a token's topk contributions cancel, y then drifts by
 //     2^-9 x the sum of their magnitudes, far outside the error budget.
@@ -28,6 +28,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
                const float* __restrict__ topk_weights, u16* __restrict__ y, float* __restrict__ partial,
                i32 M, i32 topk, i32 H, i32 I) {
   static_assert(Cfg::stage == 2, "stage-two configuration expected");
+  wait_for_previous_kernel();  // before num_blocks and h: the sort and stage one write them
   int const blk = static_cast<int>(block_x());
   if (blk >= num_blocks[0]) return;
   int const n0 = static_cast<int>(block_y()) * Cfg::block_n;
@@ -65,6 +66,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);
+  allow_next_kernel_start();  // the epilogue is left (moetune_portability.h)
 
   const float* ct = reinterpret_cast<const float*>(smem);
   if (Cfg::reduce) {

@@ -150,6 +150,39 @@ MOETUNE_DEV int barrier_count(bool p) {
 #endif
 }
 
+// ---- Launch overlap (CUDA programmatic dependent launch, sm_90+) ---------------------------
+// The MoE's kernels are launched so that each may start while the previous one drains
+// (gpu::LaunchOrder::early_start): its CTAs become resident and wait here, so the launch and
+// the CTAs' start-up no longer sit between two kernels (five kernels at M = 1). Every MoE
+// kernel calls this before it reads or writes global memory: it returns once the previous
+// kernel on the stream has completed and its writes are visible, and at once when the kernel
+// was launched without overlap (or on targets without it). Calling it in every kernel keeps
+// the chain transitive: a kernel that skipped it could finish before its predecessor, and its
+// successor would then wait on it alone.
+MOETUNE_DEV void wait_for_previous_kernel() {
+#if defined(MOETUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// Lets the next kernel's CTAs be scheduled once every CTA of this one has called it (or
+// exited). Where it is called matters: the next kernel's CTAs are placed into whatever slots
+// are free at that moment and wait there. The one-CTA sort and the small reduce kernel call
+// it at once (the next kernel then spreads over the whole GPU while they run); the stage
+// kernels call it after their main loop, before the epilogue (session 12: called at their
+// start, stage two's CTAs crowded into the SMs stage one left free and were badly spread
+// when it began: EP M = 1 59.7 -> 69.4 us). Always after wait_for_previous_kernel(), so at
+// most two kernels of the chain are resident at once.
+MOETUNE_DEV void allow_next_kernel_start() {
+#if defined(MOETUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Both, in that order: the first statement of the sort and the reduce kernel.
+MOETUNE_DEV void join_kernel_chain() {
+  wait_for_previous_kernel();
+  allow_next_kernel_start();
+}
+
 // Orders shared-memory accesses among the lanes of one warp/wavefront (all lanes take part).
 MOETUNE_DEV void warp_sync() {
 #if defined(MOETUNE_CUDA)

@@ -3,11 +3,13 @@
 # --roofline` for the DeepSeek-V4.1-Flash TP4 backbone, the draft model and the EP shape of
 # FACTS.md (A16W4, cold weights, uniform routing), plus A8W4 on the backbone (with its own
 # alternatives, below). Each shape runs the default configuration (session 11: the wgmma main
-# loop from 0.04 tokens per expert, 8-token blocks below 6) and fixed alternatives: session
+# loop from 0.04 tokens per expert, 8-token blocks below 6; session 12: A8W4's at every size)
+# with overlapped launches, and fixed alternatives: session
 # 9's default pairs (the 8-token swapped pair, the 16- and 32-token fragment-decode staged
 # pairs), session 10's 8-token wgmma pair (two warpgroups in stage one) and the 16- and
 # 64-token wgmma pairs, so the table shows what each main loop buys at every point, every row
-# against the roofline of ceilings measured in the same run. A summary against the MXFP4 peer
+# against the roofline of ceilings measured in the same run; the backbone's default also with
+# serial launches (--no-launch-overlap: what the overlap buys). A summary against the MXFP4 peer
 # (test/peer_figures.csv, FACTS.md's triton_kernels figures) and issue #13's targets comes first
 # (performance_summary.py).
 # The tables replace everything between the "generated:begin" and "generated:end" markers of
@@ -40,6 +42,7 @@ a8_fd16=${a1}t16x64x128_w4_kp1_nk16_wv0_st3_stg_fd_gi_dw0,${a2}t16x128x64_w4_kp1
 a8_fd32=${a1}t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_gi_dw0,${a2}t32x128x64_w4_kp1_nk16_wv4_st4_stg_fd_ks1_dw0_atomic
 a8_wg16=${a1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t16x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 a8_wg64=${a1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
+a8_wg8_s11=${a1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 11's from 0.1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
@@ -57,7 +60,8 @@ bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config d
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128"
 bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg16" "$wg64"
 bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg16" "$wg64"
-bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg16" "$a8_wg64"
+bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64"
+bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {
   echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"
   echo
@@ -66,7 +70,7 @@ bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --sa
   python3 test/performance_summary.py test/peer_figures.csv \
     "$json_dir"/bench_roofline_{backbone,backbone_16384,draft,ep,backbone_a8w4}.json || rc=1
   echo
-  for name in backbone backbone_16384 draft ep backbone_a8w4; do
+  for name in backbone backbone_16384 draft ep backbone_a8w4 backbone_serial; do
     echo "### $name"
     echo
     tail -n +3 "$json_dir/bench_roofline_$name.md"

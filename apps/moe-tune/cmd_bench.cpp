@@ -35,7 +35,13 @@ struct BenchOptions : MeasurementOptions {
   bool roofline = false;
   std::string markdown_path;
   double matrix_tflops = 790;  // bf16 matrix ceiling (not measured here, see Ceilings)
+  bool no_launch_overlap = false;  // time with serial launches (what the overlap buys)
 };
+
+// Whether the timed MoEs overlap their kernels' launches (exec::MoePipeline::set_launch_order).
+bool launch_overlap(const BenchOptions& opt, const gpu::Device& device) {
+  return !opt.no_launch_overlap && device.info().early_start_launches;
+}
 
 // The ceilings a roofline divides by. Memory: measured in this run as device-to-device copy
 // bandwidth (bytes read + written), the figure FACTS.md calls the attainable HBM rate. Matrix:
@@ -113,6 +119,7 @@ nlohmann::json bench_pair(const BenchContext& ctx, const search::DefaultConfigs&
   exec::MoePipeline pipeline(ctx.device, ctx.arch, shape, M, pair.stage1,
                              ctx.compiler.compile(pair.stage1).result, pair.stage2,
                              ctx.compiler.compile(pair.stage2).result);
+  if (opt.no_launch_overlap) pipeline.set_launch_order(gpu::LaunchOrder::serial);
   gpu::Stream stream(ctx.device);
   pipeline.enqueue(inputs, weights, stream);  // stage two alone reads the slots and h of a run
   stream.synchronize();
@@ -170,6 +177,10 @@ void write_markdown_table(const BenchOptions& opt, const gpu::Device& device,
                     command_line(), device.info().name, device.info().arch,
                     device.info().driver_version, opt.routing,
                     opt.hot ? "hot" : "cold (rotated copies)", opt.samples, opt.repeats);
+  md += launch_overlap(opt, device)
+            ? "Kernels launched with overlap (each MoE kernel's CTAs start during the previous "
+              "kernel and wait on the device for it).\n\n"
+            : "Kernels launched serially (no overlap).\n\n";
   if (opt.roofline) {
     md += fmt::format("Roofline = max(bytes that must move / {:.3f} TB/s measured copy rate, FLOPs "
                       "/ {:.0f} TFLOP/s bf16 matrix rate (given, not measured)).\n\n",
@@ -206,8 +217,9 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
   nlohmann::json json_rows = nlohmann::json::array();
   bool all_correct = true;
 
-  fmt::print("{} ({}), {} SMs, L2 {:.0f} MiB\n", device.info().name, device.info().arch,
-             device.info().compute_units, device.info().l2_bytes / 1048576.0);
+  fmt::print("{} ({}), {} SMs, L2 {:.0f} MiB, launches {}\n", device.info().name,
+             device.info().arch, device.info().compute_units, device.info().l2_bytes / 1048576.0,
+             launch_overlap(opt, device) ? "overlapped" : "serial");
   Ceilings ceilings;
   if (opt.roofline) {
     ceilings = measure_ceilings(device, opt.matrix_tflops);
@@ -258,6 +270,7 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
                        {"driver", device.info().driver_version},
                        {"compiler", compiler.compiler().identity()}, {"routing", opt.routing},
                        {"hot", opt.hot}, {"repeats", opt.repeats}, {"samples", opt.samples},
+                       {"launch_overlap", launch_overlap(opt, device)},
                        {"weight_repack_seconds", repack_seconds}, {"rows", json_rows}};
     if (opt.roofline) {
       out["ceilings"] = {{"copy_tb_per_s", ceilings.copy_tb_per_s},
@@ -294,6 +307,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--matrix-tflops", opt->matrix_tflops,
                   "bf16 matrix ceiling for --roofline (not measured: no vendor BLAS)")
       ->capture_default_str();
+  cmd->add_flag("--no-launch-overlap", opt->no_launch_overlap,
+                "Time the MoE with its kernels launched serially instead of overlapping each "
+                "launch with the previous kernel's tail (the check still runs the default)");
   cmd->add_option("--markdown", opt->markdown_path,
                   "Also write the rows as a Markdown table (docs/performance.md)");
   opt->add_measurement_options(*cmd, "Workload seed");

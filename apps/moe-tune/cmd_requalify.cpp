@@ -119,6 +119,7 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   prov.sampler = replaying ? "replay" : "gpu";
   prov.device = device ? device->info().name : "replay of " + model_path.string();
   prov.driver = device ? device->info().driver_version : "none (replay)";
+  prov.launches = !device ? "none (replay)" : device->info().early_start_launches ? "overlapped" : "serial";
 
   std::unique_ptr<measure::Sampler> sampler;
   if (replaying) {

@@ -166,6 +166,7 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
   run.provenance.arch = device.info().arch;
   run.provenance.cu_num = device.info().compute_units;
   run.provenance.driver = device.info().driver_version;
+  run.provenance.launches = device.info().early_start_launches ? "overlapped" : "serial";
   run.provenance.sampler = "gpu";
   run.rows = {device.info().arch, device.info().compute_units};
 
@@ -223,6 +224,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   if (cu_num <= 0) throw Error(fmt::format("{}: cu_num must be positive", model_path.string()));
   run.provenance.cu_num = cu_num;
   run.provenance.driver = "none (replay)";
+  run.provenance.launches = "none (replay)";
   run.provenance.sampler = "replay";
   // Tagged, so a replayed row never shares a key with a measured one: it can neither replace
   // nor withdraw a measurement in the same table.

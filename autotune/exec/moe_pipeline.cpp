@@ -85,7 +85,7 @@ void MoePipeline::launch_sort(const DeviceInputs& in, const gpu::Stream& s) cons
   void* num_blocks = address(m_num_blocks);
   void* args[] = {&ids, &M, &topk, &experts, &block_m, &capacity, &slots, &block_expert, &num_blocks};
   m_unit1.kernels.at(0).launch(to_gpu(launch.grid), to_gpu(launch.block),
-                               launch.dynamic_shared_bytes, s, args);
+                               launch.dynamic_shared_bytes, s, args, m_order);
 }
 
 void MoePipeline::launch_stage1(const DeviceInputs& in, const WeightCopy& w,
@@ -107,10 +107,15 @@ void MoePipeline::launch_stage1(const DeviceInputs& in, const WeightCopy& w,
   auto topk = static_cast<std::int32_t>(m_shape.topk);
   auto H = static_cast<std::int32_t>(m_shape.hidden);
   auto I = static_cast<std::int32_t>(m_shape.inter);
+  // An atomic stage two's accumulator, cleared by stage one over its whole grid.
+  void* acc = address(m_partial);
+  auto acc_n16 = static_cast<std::int64_t>(m_plan2.accumulator_words);
+  auto grid_x = static_cast<std::int32_t>(launch.grid.x);
+  auto ctas = static_cast<std::int32_t>(launch.grid.x * launch.grid.y * launch.grid.z);
   void* args[] = {&x, &x_scales, &w1, &w1_scales, &slots, &block_expert, &num_blocks,
-                  &weights, &h, &h_scales, &M, &topk, &H, &I};
+                  &weights, &h, &h_scales, &M, &topk, &H, &I, &acc, &acc_n16, &grid_x, &ctas};
   m_unit1.kernels.at(1).launch(to_gpu(launch.grid), to_gpu(launch.block),
-                               launch.dynamic_shared_bytes, s, args);
+                               launch.dynamic_shared_bytes, s, args, m_order);
 }
 
 void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
@@ -133,21 +138,17 @@ void MoePipeline::launch_stage2(const DeviceInputs& in, const WeightCopy& w,
   for (std::size_t i = 0; i < m_plan2.launches.size(); ++i) {
     auto const& launch = m_plan2.launches[i];
     auto const& kernel = m_unit2.kernels[i];
-    if (launch.kernel_name == "moetune::moe_zero_y") {
-      // Clears the atomic variant's fp32 accumulator (held in `partial`).
-      auto n16 = static_cast<std::int64_t>(m_plan2.zero_y_words);
-      auto grid = static_cast<std::int32_t>(launch.grid.x);
-      void* args[] = {&partial, &n16, &grid};
-      kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args);
-    } else if (launch.kernel_name == "moetune::moe_reduce_y") {
+    if (launch.kernel_name == "moetune::moe_reduce_y") {
       // reduce: sums each token's topk partial rows; atomic: rounds acc[M][H] (one row each).
       std::int32_t rows = m_cfg2.stage2_mode == search::Stage2Mode::atomic ? 1 : topk;
       void* args[] = {&partial, &y, &M, &rows, &H};
-      kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args);
+      kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args,
+                    m_order);
     } else {
       void* args[] = {&h, &h_scales, &w2, &w2_scales, &slots, &block_expert, &num_blocks,
                       &weights, &y, &partial, &M, &topk, &H, &I};
-      kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args);
+      kernel.launch(to_gpu(launch.grid), to_gpu(launch.block), launch.dynamic_shared_bytes, s, args,
+                    m_order);
     }
   }
 }

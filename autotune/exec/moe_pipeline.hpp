@@ -2,8 +2,8 @@
 // One (stage one, stage two) configuration pair ready to run on the GPU for M tokens of a
 // shape: both code objects loaded, the launch plans computed, and the scratch buffers the
 // pipeline owns (sorted slots, h, the fp32 partials of reduce variants, y) allocated.
-// enqueue() queues sort + stage one + stage two (+ zero / reduce) in order on a stream, which
-// is also what a graph captures.
+// enqueue() queues sort + stage one (which clears an atomic stage two's accumulator) + stage
+// two + reduce in order on a stream, which is also what a graph captures.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,9 +16,9 @@
 
 namespace moetune::exec {
 
-// Which kernels enqueue() queues: sort alone, sort + stage one, stage two (with its zero or
-// reduce companion) alone, or the whole MoE. Stage two alone reads the slots and h left by an
-// earlier full run.
+// Which kernels enqueue() queues: sort alone, sort + stage one, stage two (with its reduce
+// companion) alone, or the whole MoE. Stage two alone reads the slots and h left by an
+// earlier full run (and, atomic, adds onto its accumulator uncleared: a timing, not a result).
 enum class PipelinePart { sort, stage1, stage2, all };
 
 class MoePipeline {
@@ -39,6 +39,13 @@ class MoePipeline {
   // delay kernel of `delay_unit` (exec/delay_unit.hpp) spinning `ns` nanoseconds. Throws
   // moetune::Error if the unit did not compile or lacks the kernel.
   void set_delay(const jit::CompileResult& delay_unit, std::uint64_t ns);
+
+  // How the MoE's kernels are launched after one another: LaunchOrder::early_start (each
+  // kernel's CTAs wait on the device for the previous kernel, so launches and start-up overlap
+  // the previous kernel's tail) unless set to serial (`bench --no-launch-overlap`, to measure
+  // what the overlap buys). The GPU layer falls back to serial where the device lacks it.
+  void set_launch_order(gpu::LaunchOrder order) { m_order = order; }
+  [[nodiscard]] gpu::LaunchOrder launch_order() const { return m_order; }
 
   // Fill every buffer the pipeline writes with `byte` (0xFF: a bf16/fp32 NaN pattern), so
   // that any element a kernel fails to write shows up as NaN.
@@ -80,6 +87,7 @@ class MoePipeline {
   gpu::DeviceBuffer m_h, m_h_scales, m_partial, m_y;
   std::optional<LoadedUnit> m_delay;  // set_delay: the delay kernel, launched after stage two
   std::uint64_t m_delay_ns = 0;
+  gpu::LaunchOrder m_order = gpu::LaunchOrder::early_start;
 };
 
 }  // namespace moetune::exec

@@ -43,6 +43,7 @@ struct DeviceInfo {
   std::string pci_bus_id;       // "0000:3b:00.0", to tell identical boards apart in reports
   std::string driver_version;   // "13.0 (kernel module 580.65.06)" / HIP driver version
   std::string runtime_version;  // driver-API / HIP runtime version the binary was built for
+  bool early_start_launches = false;  // LaunchOrder::early_start is honoured (CUDA, sm_90+)
 };
 
 // grid and block extents of a launch
@@ -260,14 +261,26 @@ struct ExternalStream {
   void* native_handle = nullptr;
 };
 
+// How a launch is ordered against the kernel before it on the same stream.
+enum class LaunchOrder {
+  // Starts once the previous kernel has finished (the stream's ordinary order).
+  serial,
+  // May be scheduled while the previous kernel still runs (CUDA's programmatic dependent
+  // launch, sm_90 and later), so its launch and start-up overlap that kernel's tail. Only for
+  // kernels that call wait_for_previous_kernel() (kernels/moetune_portability.h) before they
+  // touch global memory; the MoE's kernels do. Where the device or backend lacks it (HIP,
+  // NVIDIA before sm_90) it is `serial`.
+  early_start,
+};
+
 // A __global__ function of a loaded module.
 class Kernel {
  public:
   // args: one pointer per kernel parameter, pointing at the argument's value.
   void launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, const Stream& stream,
-              void** args) const;
+              void** args, LaunchOrder order = LaunchOrder::serial) const;
   void launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, ExternalStream stream,
-              void** args) const;
+              void** args, LaunchOrder order = LaunchOrder::serial) const;
   // Opts the kernel in to more than the default dynamic shared memory (48 KiB on NVIDIA).
   void set_max_dynamic_shared_bytes(std::size_t bytes) const;
   [[nodiscard]] KernelAttributes attributes() const;

@@ -45,22 +45,30 @@ Kernel Module::function(const std::string& lowered_name) const {
 }
 
 void Kernel::launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
-                    const Stream& stream, void** args) const {
-  launch(grid, block, dynamic_shared_bytes, ExternalStream{stream.native_handle()}, args);
+                    const Stream& stream, void** args, LaunchOrder order) const {
+  launch(grid, block, dynamic_shared_bytes, ExternalStream{stream.native_handle()}, args, order);
 }
 
 void Kernel::launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
-                    ExternalStream stream, void** args) const {
-  vendor::status_t const status = vendor::launch_kernel(
-      static_cast<vendor::function_t>(m_function), grid.x, grid.y, grid.z, block.x, block.y,
-      block.z, static_cast<unsigned>(dynamic_shared_bytes),
-      static_cast<vendor::stream_t>(stream.native_handle), args, nullptr);
+                    ExternalStream stream, void** args, LaunchOrder order) const {
+  bool const early = order == LaunchOrder::early_start && m_device->info().early_start_launches;
+  vendor::status_t const status =
+      early ? vendor::launch_kernel_early_start(
+                  static_cast<vendor::function_t>(m_function), grid.x, grid.y, grid.z, block.x,
+                  block.y, block.z, static_cast<unsigned>(dynamic_shared_bytes),
+                  static_cast<vendor::stream_t>(stream.native_handle), args)
+            : vendor::launch_kernel(static_cast<vendor::function_t>(m_function), grid.x, grid.y,
+                                    grid.z, block.x, block.y, block.z,
+                                    static_cast<unsigned>(dynamic_shared_bytes),
+                                    static_cast<vendor::stream_t>(stream.native_handle), args,
+                                    nullptr);
   if (status != vendor::success) {
     // Launch errors are about the configuration: put it in the message.
     std::string const arguments =
         fmt::format("{}, grid=({},{},{}), block=({},{},{}), dynamic_shared={}", m_name, grid.x,
                     grid.y, grid.z, block.x, block.y, block.z, dynamic_shared_bytes);
-    detail::check(status, vendor::launch_kernel_name, arguments.c_str(), m_device);
+    detail::check(status, early ? vendor::launch_kernel_early_start_name : vendor::launch_kernel_name,
+                  arguments.c_str(), m_device);
   }
 }
 

@@ -142,6 +142,23 @@ inline constexpr auto attr_local_bytes = CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES;
 inline constexpr auto attr_max_threads = CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
 inline constexpr char device_synchronize_name[] = "cuCtxSynchronize";
 inline status_t device_synchronize() { return cuda::driver().cuCtxSynchronize(); }
+// cuLaunchKernel with the programmatic-stream-serialization attribute (gpu::LaunchOrder).
+inline constexpr char launch_kernel_early_start_name[] = "cuLaunchKernelEx";
+inline status_t launch_kernel_early_start(function_t f, unsigned gx, unsigned gy, unsigned gz,
+                                          unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                          stream_t stream, void** args) {
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = gx, config.gridDimY = gy, config.gridDimZ = gz;
+  config.blockDimX = bx, config.blockDimY = by, config.blockDimZ = bz;
+  config.sharedMemBytes = shared;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cuda::driver().cuLaunchKernelEx(&config, f, args, nullptr);
+}
 
 #else
 
@@ -167,6 +184,14 @@ inline constexpr auto attr_local_bytes = HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES;
 inline constexpr auto attr_max_threads = HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
 inline constexpr char device_synchronize_name[] = "hipDeviceSynchronize";
 inline status_t device_synchronize() { return hipDeviceSynchronize(); }
+// HIP has no programmatic dependent launch: DeviceInfo::early_start_launches is false there
+// and this is never called; it keeps module.cpp one piece of code.
+inline constexpr char launch_kernel_early_start_name[] = "hipModuleLaunchKernel";
+inline status_t launch_kernel_early_start(function_t f, unsigned gx, unsigned gy, unsigned gz,
+                                          unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                          stream_t stream, void** args) {
+  return hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, args, nullptr);
+}
 
 #endif
 

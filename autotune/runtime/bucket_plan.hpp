@@ -3,7 +3,7 @@
 // does no planning. The plans are made for the bucket's largest M (its token count, capped at
 // the layer's max_tokens) and serve every smaller M of the bucket unchanged: the stage kernels
 // exit past the sort's num_blocks, the sort fills the whole (larger) capacity with padding,
-// and the zero / reduce kernels stop at the M they are given (kernels/moe_aux.cuh).
+// stage one clears and the reduce kernel rounds only the M they are given.
 #include <cstddef>
 #include <cstdint>
 

@@ -16,9 +16,7 @@ gpu::Dim3 to_gpu(search::Dim3 d) { return gpu::Dim3{d.x, d.y, d.z}; }
 ArgList arg_list_of(const std::string& kernel_name, bool stage_one, std::size_t index) {
   // stage one's unit: moe_sort, moe_stage1 (search/render.hpp)
   if (stage_one) return index == 0 ? ArgList::sort : ArgList::stage1;
-  return kernel_name == "moetune::moe_zero_y"     ? ArgList::zero
-         : kernel_name == "moetune::moe_reduce_y" ? ArgList::reduce
-                                                   : ArgList::stage2;
+  return kernel_name == "moetune::moe_reduce_y" ? ArgList::reduce : ArgList::stage2;
 }
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& message) {
@@ -70,16 +68,19 @@ PreparedLayer::PreparedLayer(const LayerSpec& layer, search::Arch arch,
     v.block_m = static_cast<std::int32_t>(choice.stage1.block_m);
     v.capacity = static_cast<std::int32_t>(plan.stage1.sort_capacity);
     v.reduce_rows = choice.stage2.stage2_mode == search::Stage2Mode::atomic ? 1 : v.topk;
-    for (auto const& l : b.launches) {
-      if (l.args == ArgList::zero) v.zero_grid = static_cast<std::int32_t>(l.grid.x);
-    }
-    // search/render.cpp's zero_y_words for M tokens: the fp32 acc[M][H] in 16-byte words.
-    b.zero_words_per_token = shape.hidden * 4 / 16;
+    // Stage one clears an atomic stage two's accumulator over its whole grid (its CTAs' linear
+    // index needs grid.x); search/render.cpp's accumulator_words for M tokens is acc[M][H] in
+    // 16-byte words.
+    auto const& g1 = p1.at(1).grid;
+    v.stage1_grid_x = static_cast<std::int32_t>(g1.x);
+    v.stage1_ctas = static_cast<std::int32_t>(g1.x * g1.y * g1.z);
+    b.accumulator_words_per_token =
+        choice.stage2.stage2_mode == search::Stage2Mode::atomic ? shape.hidden * 4 / 16 : 0;
     m_buckets.push_back(std::move(b));
   }
 }
 
-// The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_aux.cuh and moe_stage2.cuh
+// The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_stage2.cuh and moe_aux.cuh
 // in their parameter order (as exec::MoePipeline passes them), pointing into m_v.
 ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_args& a,
                                  bool a8w4)
@@ -90,8 +91,8 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
              &m_v.block_expert, &m_v.num_blocks},
       m_stage1{&m_v.x, &m_v.x_scales, &m_v.w1, &m_v.w1_scales, &m_v.slots, &m_v.block_expert,
                &m_v.num_blocks, &m_v.weights, &m_v.h, &m_v.h_scales, &m_v.M, &m_v.topk,
-               &m_v.hidden, &m_v.inter},
-      m_zero{&m_v.partial, &m_v.zero_words, &m_v.zero_grid},
+               &m_v.hidden, &m_v.inter, &m_v.partial, &m_v.accumulator_words, &m_v.stage1_grid_x,
+               &m_v.stage1_ctas},
       m_stage2{&m_v.h, &m_v.h_scales, &m_v.w2, &m_v.w2_scales, &m_v.slots, &m_v.block_expert,
                &m_v.num_blocks, &m_v.weights, &m_v.y, &m_v.partial, &m_v.M, &m_v.topk,
                &m_v.hidden, &m_v.inter},
@@ -111,7 +112,7 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
   m_v.h_scales = a8w4 ? static_cast<void*>(base + ws.h_scales) : nullptr;
   m_v.partial = base + ws.partial;
   m_v.M = static_cast<std::int32_t>(a.tokens);
-  m_v.zero_words = static_cast<std::int64_t>(a.tokens) * b.zero_words_per_token;
+  m_v.accumulator_words = static_cast<std::int64_t>(a.tokens) * b.accumulator_words_per_token;
 }
 
 void ForwardLaunches::enqueue() const {
@@ -121,11 +122,12 @@ void ForwardLaunches::enqueue() const {
     switch (l.args) {
       case ArgList::sort: args = const_cast<void**>(m_sort); break;
       case ArgList::stage1: args = const_cast<void**>(m_stage1); break;
-      case ArgList::zero: args = const_cast<void**>(m_zero); break;
       case ArgList::stage2: args = const_cast<void**>(m_stage2); break;
       case ArgList::reduce: args = const_cast<void**>(m_reduce); break;
     }
-    l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args);
+    // early_start: every MoE kernel waits on the device for the one before it
+    // (kernels/moetune_portability.h), so the five launches overlap each other's tails.
+    l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args, gpu::LaunchOrder::early_start);
   }
 }
 

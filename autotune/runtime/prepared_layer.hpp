@@ -19,7 +19,7 @@
 namespace moetune::runtime {
 
 // The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_stage2.cuh and moe_aux.cuh.
-enum class ArgList : std::uint8_t { sort, stage1, zero, stage2, reduce };
+enum class ArgList : std::uint8_t { sort, stage1, stage2, reduce };
 
 struct KernelLaunch {
   gpu::Kernel kernel;
@@ -29,7 +29,7 @@ struct KernelLaunch {
 };
 
 // The kernel arguments of one forward, as values: every field but the call's pointers and M
-// (and the zero kernel's word count, which follows M) is filled at prepare time, so a call
+// (and the accumulator's word count, which follows M) is filled at prepare time, so a call
 // copies the bucket's template and patches those. Field order and types are the kernels'.
 struct ForwardArgValues {
   // the call's
@@ -45,7 +45,7 @@ struct ForwardArgValues {
   void* h_scales = nullptr;
   void* partial = nullptr;
   std::int32_t M = 0;
-  std::int64_t zero_words = 0;  // moe_zero_y's n16: acc[M][H] in fp32 as 16-byte words
+  std::int64_t accumulator_words = 0;  // stage one's acc_n16: acc[M][H] in fp32 as 16-byte words
   // the bucket's (prepare time)
   void* w1 = nullptr;
   void* w2 = nullptr;
@@ -53,16 +53,17 @@ struct ForwardArgValues {
   void* w2_scales = nullptr;
   std::int32_t topk = 0, experts = 0, hidden = 0, inter = 0, block_m = 0, capacity = 0;
   std::int32_t reduce_rows = 0;  // reduce: topk partial rows per token; atomic: 1 (rounds acc)
-  std::int32_t zero_grid = 0;    // moe_zero_y's grid-stride: its grid.x
+  std::int32_t stage1_grid_x = 0, stage1_ctas = 0;  // stage one's grid: grid.x and its CTAs
 };
 
 struct PreparedBucket {
   BucketChoice choice;
   BucketPlan plan;
   std::string stage1_name, stage2_name;
-  std::vector<KernelLaunch> launches;  // in run order: sort, stage one, [zero], stage two, [reduce]
+  std::vector<KernelLaunch> launches;  // in run order: sort, stage one, stage two, reduce
   ForwardArgValues args;  // the template: the bucket's fields set, the call's left empty
-  std::int64_t zero_words_per_token = 0;  // hidden * 4 / 16: acc[1][H] in 16-byte words
+  // atomic stage two: hidden * 4 / 16 (acc[1][H] in 16-byte words); reduce: 0
+  std::int64_t accumulator_words_per_token = 0;
 };
 
 // The launches of one forward with their argument values and argument-pointer arrays, built
@@ -85,8 +86,7 @@ class ForwardLaunches {
   gpu::ExternalStream m_stream;
   ForwardArgValues m_v;
   void* m_sort[9];
-  void* m_stage1[14];
-  void* m_zero[3];
+  void* m_stage1[18];
   void* m_stage2[14];
   void* m_reduce[5];
 };

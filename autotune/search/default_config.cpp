@@ -57,6 +57,10 @@ bool prefer_repacked(KernelConfig& c, int waves, Arch arch, const moe::MoeShape&
 // and 12 tokens per expert the 16-token pair stays ahead: backbone M = 512 861.5 vs 1023.0,
 // draft M = 320 301.7 vs 344.8). Twice the CTAs per expert where few tokens leave most SMs
 // idle. A8W4 keeps the thresholds it was measured with (8-token blocks below 3).
+// Session 12 (results/sm_90/2026-12-02-h200-s12/overlap_a, a8w4_low_*): A8W4's 8-token blocks
+// take the one-warpgroup stage one too, with 128-K tiles: backbone M = 1 / 4 / 8 48.5 (fragment
+// decode) / 88.0 (fragment decode) / 108.4 (two warpgroups) -> 32.5 / 61.8 / 105.4 us, draft
+// 45.2 / 55.5 / 58.4 -> 31.0 / 39.8 / 59.6, EP 84.6 / 155.3 / 267.0 -> 59.2 / 151.1 / 248.4.
 std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double per_expert, Arch arch,
                                             const moe::MoeShape& shape) {
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
@@ -74,11 +78,14 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     s->waves = 0;
     s->stage2_mode = Stage2Mode::atomic;
   }
-  if (a16w4 && bm == 8) {
+  if (bm == 8) {
     d.stage1.warps = 4;
     d.stage1.block_n = 32;
   }
   if (bm < 64) d.stage1.block_k = 256;  // fewer, longer k-tiles where the MMAs are short
+  // A8W4's one-warpgroup 8-token stage one: 128-K tiles (session 12's a8w4_low: backbone
+  // M = 8 105.4 us with them; two warpgroups 108.4 with 256-K tiles, 105.2 with 128-K).
+  if (!a16w4 && bm == 8) d.stage1.block_k = 128;
   if (check_config(d.stage1, arch, shape)) d.stage1.block_k = 128;  // A8W4: whole k-tiles
   if (check_config(d.stage1, arch, shape) || check_config(d.stage2, arch, shape)) return std::nullopt;
   return d;
@@ -147,15 +154,16 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   bool const a8w4_fragment = shape.dtype == DtypePath::a8w4 && shape.fp8_flavor == Fp8Flavor::ocp;
   bool const fragment_sizes = nvidia && (a16w4_fragment || a8w4_fragment) && per_expert < 160;
   // sm_90a MXFP4: the wgmma main loop (wgmma_default above), A16W4 from 0.04 tokens per
-  // expert, A8W4 with OCP e4m3 from 0.1. Below that (M = 1 on the backbone and the draft) the
-  // swapped kernels keep stage one, and A16W4 takes the 8-token wgmma stage two (below). The
+  // expert, A8W4 with OCP e4m3 at every size. Below 0.04 (A16W4 at M = 1 on the backbone and
+  // the draft) the swapped kernels keep stage one, with the 8-token wgmma stage two (below). The
   // A16W4 switch (results/sm_90/2026-12-02-h200-s11/probe_d, us): the 8-token wgmma pair won
   // at 0.0625 tokens per expert (backbone M = 4 65.2 vs 77.6 swapped, EP M = 1 63.7 vs 91.6)
   // and lost at 0.016-0.023 (backbone M = 1 35.5 vs 34.7 mixed, draft M = 1 34.0 vs 25.3). A8W4:
-  // the 16-token wgmma pair won on A8W4 at M = 1 (44.5 vs 51.9, session 10) but the 8-token one
-  // was not measured there; it keeps session 10's switch.
+  // the 8-token wgmma pair (one-warpgroup stage one) wins from the first token (session 12:
+  // backbone M = 1 32.5 vs 48.5 us for the fragment-decode pair, draft 31.0 vs 45.2, EP 59.2
+  // vs 84.6), so A8W4 takes it at every size.
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
-  if (nvidia && (a16w4 || a8w4_fragment) && per_expert >= (a16w4 ? 0.04 : 0.1)) {
+  if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04)) {
     if (auto w = wgmma_default(d, per_expert, arch, shape)) return *w;
   }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);

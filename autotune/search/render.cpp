@@ -12,7 +12,6 @@ namespace {
 
 constexpr std::uint32_t sort_threads = 512;  // kernels/moe_sort.cuh
 constexpr std::uint32_t aux_threads = 256;   // kernels/moe_aux.cuh
-constexpr std::int64_t zero_y_max_grid = 4096;
 
 int dtype_index(DtypePath d) {
   switch (d) {
@@ -59,10 +58,7 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
   } else {
     src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE2({});\n", type);
-    if (cfg.stage2_mode == Stage2Mode::atomic)
-      out.kernel_names = {"moetune::moe_zero_y", stage_kernel(cfg, arch), "moetune::moe_reduce_y"};
-    else
-      out.kernel_names = {stage_kernel(cfg, arch), "moetune::moe_reduce_y"};
+    out.kernel_names = {stage_kernel(cfg, arch), "moetune::moe_reduce_y"};
   }
   out.source = std::move(src);
   return out;
@@ -91,14 +87,10 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
     plan.launches.push_back(stage);
   } else {
     // Both stage-two modes end in moe_reduce_y: reduce sums each token's topk fp32 partial
-    // rows; atomic rounds its fp32 accumulator acc[M][H] (topk = 1), zeroed by moe_zero_y.
+    // rows; atomic rounds its fp32 accumulator acc[M][H] (topk = 1), which stage one clears.
     bool const atomic = cfg.stage2_mode == Stage2Mode::atomic;
     plan.partial_bytes = (atomic ? M : slots) * shape.hidden * 4;
-    if (atomic) {
-      plan.zero_y_words = plan.partial_bytes / 16;
-      auto const grid = std::clamp<std::int64_t>((plan.zero_y_words + aux_threads - 1) / aux_threads, 1, zero_y_max_grid);
-      plan.launches.push_back({"moetune::moe_zero_y", Dim3{static_cast<std::uint32_t>(grid), 1, 1}, Dim3{aux_threads, 1, 1}, 0});
-    }
+    if (atomic) plan.accumulator_words = plan.partial_bytes / 16;
     plan.launches.push_back(stage);
     auto const grid = std::max<std::int64_t>(1, (M * shape.hidden / 4 + aux_threads - 1) / aux_threads);
     plan.launches.push_back({"moetune::moe_reduce_y", Dim3{static_cast<std::uint32_t>(grid), 1, 1}, Dim3{aux_threads, 1, 1}, 0});

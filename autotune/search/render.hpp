@@ -15,8 +15,8 @@ namespace moetune::search {
 // The TU instantiates exactly this configuration (kernels/moe_stage{1,2}.cuh) and also holds
 // the companion kernels of its stage. kernel_names, in run order:
 //   stage one:            moetune::moe_sort, moetune::moe_stage1<...>
-//   stage two, atomic:    moetune::moe_zero_y, moetune::moe_stage2<...>, moetune::moe_reduce_y
-//   stage two, reduce:    moetune::moe_stage2<...>, moetune::moe_reduce_y
+//   stage two:            moetune::moe_stage2<...>, moetune::moe_reduce_y
+// (The atomic stage two's accumulator is cleared by stage one: accumulator_words below.)
 // The configuration must pass check_config() for the arch (render does not re-check).
 [[nodiscard]] jit::KernelSource render(const KernelConfig& cfg, Arch arch);
 
@@ -42,7 +42,9 @@ struct LaunchPlan {
   std::int64_t sort_capacity = 0;      // sorted_slots entries; block_expert has capacity/block_m
   std::int64_t max_sorted_blocks = 0;  // grid.x of the stage kernels (CTAs past num_blocks exit)
   std::int64_t partial_bytes = 0;      // stage two: fp32 [M*topk][H] (reduce) or acc [M][H] (atomic)
-  std::int64_t zero_y_words = 0;       // atomic stage two: moe_zero_y's n16 argument (acc words)
+  // Atomic stage two: its accumulator acc[M][H] in 16-byte words, which stage one clears (the
+  // stage-one kernel's acc_n16 argument); 0 for a reduce stage two.
+  std::int64_t accumulator_words = 0;
 };
 
 // Launch geometry for M tokens of the shape (shape.tokens is ignored; M is explicit because a

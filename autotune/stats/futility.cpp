@@ -41,10 +41,10 @@ std::optional<std::string> gate_cannot_pass(const GateSpec& gate,
   }
   if (gate.require_every_block) {
     // A measured block's median is final: a block under the floor fails the gate for good.
-    double const floor = gate.block_share * gate.min_median_reduction;
+    double const floor = block_floor(gate);
     for (std::size_t b = 0; b < summary.block_median_reductions.size(); ++b) {
       double const m = summary.block_median_reductions[b];
-      if (!(m >= floor && m > 0)) {
+      if (!block_meets_floor(gate, m)) {
         return fmt::format("measured block {} has median reduction {:.3f}% < {:.3f}% ({:g} x "
                            "threshold), and every block must reach it",
                            b, 100 * m, 100 * floor, gate.block_share);

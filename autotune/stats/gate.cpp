@@ -27,10 +27,10 @@ GateVerdict apply_gate(const GateSpec& gate, const PairedSummary& s) {
   if (gate.require_every_block) {
     // A gain carried by some placements only is a placement, not a kernel: every block must
     // show a stated share of the threshold (and, with a share of 0, at least some gain).
-    double const floor = gate.block_share * gate.min_median_reduction;
+    double const floor = block_floor(gate);
     for (std::size_t b = 0; b < s.block_median_reductions.size(); ++b) {
       double const m = s.block_median_reductions[b];
-      if (!(m >= floor && m > 0)) {
+      if (!block_meets_floor(gate, m)) {
         blocks_ok = false;
         v.reasons.push_back(fmt::format("block {} median reduction {:.3f}% < {:.3f}% ({:g} x "
                                         "threshold)",

@@ -18,6 +18,16 @@ struct GateSpec {
   double control_fraction = 0.5;       // control |median| must stay under this x threshold
 };
 
+// The every-block floor: block_share x the threshold.
+[[nodiscard]] inline double block_floor(const GateSpec& gate) {
+  return gate.block_share * gate.min_median_reduction;
+}
+// Whether one block's median reduction `m` meets it (with a share of 0, some gain is still
+// required). The one predicate apply_gate and the futility stop both judge a block by.
+[[nodiscard]] inline bool block_meets_floor(const GateSpec& gate, double m) {
+  return m >= block_floor(gate) && m > 0;
+}
+
 // The win count required for `pairs` pairs: the smallest k with P(X >= k | pairs) no larger
 // than P(X >= reference_wins | reference_pairs).
 [[nodiscard]] int required_wins(const GateSpec& gate, int pairs);

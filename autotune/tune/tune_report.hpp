@@ -23,6 +23,10 @@ struct Provenance {
   std::string arch;               // gfx942, gfx950, sm_90
   std::int64_t cu_num = 0;
   std::string driver;
+  // How the MoE's kernels follow one another in every timed graph: "overlapped" (programmatic
+  // dependent launch, exec::MoePipeline's default where the device has it), "serial", or
+  // "none (replay)".
+  std::string launches;
   std::string runtime_compiler;   // identity and version
   std::string git_revision;
   // SHA-256 over the sources of the code that decides a verdict (default configuration,

@@ -108,18 +108,31 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     checked_default(ep, Expect{1, false, false, false, true, 8});
   }
   // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
-  // 32 K) from 0.1 tokens per expert; at M = 1 the fragment decode into e4m3 MMAs (session 8).
+  // 32 K) at every size (session 12): 8-token blocks below 3 tokens per expert, their stage one
+  // one warpgroup of 32 rows with 128-K tiles.
   {
     auto a8 = shape;
     a8.dtype = moe::DtypePath::a8w4;
     a8.fp8_flavor = moe::Fp8Flavor::ocp;
-    for (auto const e : {Expect{1, false, true, true, false, 16}, Expect{256, false, false, false, true, 16},
-                         Expect{2048, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
+    for (auto const e : {Expect{1, false, false, false, true, 8}, Expect{64, false, false, false, true, 8},
+                         Expect{256, false, false, false, true, 16}, Expect{2048, false, false, false, true, 64},
+                         Expect{16384, false, false, false, true, 64}}) {
       auto const d = checked_default(a8, e);
-      if (e.fragment_decode) {
-        CHECK_FALSE(d.stage1.repacked);  // e4m3 codes come from natural words
-        CHECK_FALSE(d.stage2.repacked);
-        CHECK(d.stage1.stages == 3);
+      CHECK(search::weight_layout(d.stage1) == search::WeightLayout::wgmma_tiles);
+      CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
+      CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
+      CHECK(d.stage1.block_k == (e.block_m == 16 ? 256 : 128));
+    }
+    for (std::int64_t M : {1, 4}) {  // the draft and EP at their smallest M too
+      auto draft = a8;
+      draft.experts = 128, draft.topk = 3;
+      auto ep = a8;
+      ep.inter = 2304, ep.experts = 96;
+      for (auto const& s : {draft, ep}) {
+        auto const d = search::default_config(s, search::Arch::sm_90, M);
+        CHECK(d.stage1.wgmma);
+        CHECK(d.stage1.name() == "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_gi_dw0");
+        CHECK(d.stage2.name() == "moetune_s2_a8w4_fp8_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic");
       }
     }
     // A K the wgmma tiles cannot take (not in 64s): the fragment-decode default again.

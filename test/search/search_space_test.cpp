@@ -305,7 +305,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
-    CHECK(render(st, Arch::sm_90).kernel_names[1] ==
+    CHECK(render(st, Arch::sm_90).kernel_names[0] ==
           "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0>>");
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
@@ -319,7 +319,10 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
-  CHECK(render(c2, Arch::gfx950).kernel_names.front() == "moetune::moe_zero_y");
+  // The atomic stage two has the same two kernels (stage one clears its accumulator).
+  auto const atomic = render(c2, Arch::gfx950);
+  CHECK(atomic.kernel_names.size() == 2);
+  CHECK(atomic.kernel_names.back() == "moetune::moe_reduce_y");
 }
 
 TEST_CASE("launch plans list the kernels in run order with their geometry", "[search]") {
@@ -336,17 +339,17 @@ TEST_CASE("launch plans list the kernels in run order with their geometry", "[se
   auto c2 = c;
   c2.stage = 2, c2.block_n = 128, c2.ksplit = 2;
   auto const q = plan_launch(c2, Arch::sm_90, s, 64);
-  REQUIRE(q.launches.size() == 3);
-  CHECK(q.launches[0].kernel_name == "moetune::moe_zero_y");
-  CHECK(q.launches[1].grid.z == 2);
-  CHECK(q.launches[2].kernel_name == "moetune::moe_reduce_y");
-  // The atomic variant accumulates in fp32 acc[M][H], cleared by the zero kernel.
+  REQUIRE(q.launches.size() == 2);
+  CHECK(q.launches[0].grid.z == 2);
+  CHECK(q.launches[1].kernel_name == "moetune::moe_reduce_y");
+  // The atomic variant accumulates in fp32 acc[M][H], which stage one clears.
   CHECK(q.partial_bytes == 64 * 5120 * 4);
-  CHECK(q.zero_y_words == 64 * 5120 * 4 / 16);
+  CHECK(q.accumulator_words == 64 * 5120 * 4 / 16);
   c2.ksplit = 1, c2.stage2_mode = Stage2Mode::reduce;
   auto const r = plan_launch(c2, Arch::sm_90, s, 64);
   CHECK(r.launches[1].kernel_name == "moetune::moe_reduce_y");
   CHECK(r.partial_bytes == 64LL * 6 * 5120 * 4);
+  CHECK(r.accumulator_words == 0);  // nothing for stage one to clear
 }
 
 TEST_CASE("the default configuration is valid for every arch and bucket", "[search]") {

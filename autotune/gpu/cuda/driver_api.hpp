@@ -56,6 +56,7 @@ namespace moetune::gpu::cuda {
   X(cuModuleUnload)                                                                        \
   X(cuModuleGetFunction)                                                                   \
   X(cuLaunchKernel)                                                                        \
+  X(cuLaunchKernelEx)                                                                      \
   X(cuFuncGetAttribute)                                                                    \
   X(cuFuncSetAttribute)
 
