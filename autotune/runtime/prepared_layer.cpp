@@ -126,7 +126,7 @@ void ForwardLaunches::enqueue() const {
       case ArgList::reduce: args = const_cast<void**>(m_reduce); break;
     }
     // early_start: every MoE kernel waits on the device for the one before it
-    // (kernels/moetune_portability.h), so the five launches overlap each other's tails.
+    // (kernels/moetune_portability.h), so the four launches overlap each other's tails.
     l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args, gpu::LaunchOrder::early_start);
   }
 }

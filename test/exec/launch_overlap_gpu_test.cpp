@@ -6,8 +6,6 @@
 // routings (so a stage reading the previous MoE's sort or h would differ).
 #include <catch2/catch.hpp>
 
-#include <cstring>
-
 #include "autotune/exec/replay_timer.hpp"
 #include "autotune/exec/verifier.hpp"
 #include "autotune/search/default_config.hpp"

@@ -88,7 +88,7 @@ void Device::read_info(int native_device, int ordinal) {
   int const minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   info.arch = fmt::format("sm_{}{}", major, minor);
   info.compute_units = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  info.early_start_launches = major >= 9;  // programmatic dependent launch: compute 9.0 on
+  info.early_start_launches = major >= 9;  // programmatic dependent launch: compute 9.0 and later
   info.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   info.wave_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
   info.sm_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
