@@ -139,6 +139,21 @@ struct MoeConfig {
   static constexpr int row_bytes = block_m * 4;  // slot of each tile row
   static constexpr int smem_bytes = (a_bytes > c_bytes ? a_bytes : c_bytes) + row_bytes;
 
+  // The launch bounds' CTAs per SM: the `waves` knob; with waves 0 the A16W4 wgmma main loop
+  // asks for as many CTAs as its LDS lets a Hopper SM hold (228 KB, 1 KB reserved per CTA), but
+  // never so many that a thread has fewer registers than its accumulators plus 72. Why:
+  // unbounded, ptxas gave the 16-token stage two 82 registers, 2 CTAs per SM where its LDS
+  // allows 4 (bounded: 56 registers, 4 CTAs; backbone M = 512 stage two 378 -> 307 us, session
+  // 14, results/sm_90/2026-12-03-h200-s14 p2, p3). A8W4 keeps the bound and the k loop it was
+  // measured with before (moe_wgmma_gemm.cuh): with both changed it ran slower (p4; which of
+  // the two did it is not measured).
+  static constexpr int wg_accumulators = wg_chunks * wg_chunk / 2;
+  static constexpr int wg_register_floor = 72 + wg_accumulators;
+  static constexpr int lds_ctas_per_sm = 233472 / (smem_bytes + 1024);
+  static constexpr int register_ctas_per_sm = 65536 / (threads * wg_register_floor);
+  static constexpr int wg_ctas_per_sm = lds_ctas_per_sm < register_ctas_per_sm ? lds_ctas_per_sm : register_ctas_per_sm;
+  static constexpr int launch_min_blocks = waves > 0 ? waves : !wgmma || a_fp8 ? 1 : wg_ctas_per_sm > 1 ? wg_ctas_per_sm : 1;
+
   // Global->register A loads: 16-byte vectors; fp8 vectors hold 16 elements, bf16 hold 8.
   static constexpr int a_vec_elems = a_fp8 ? 16 : 8;
   static constexpr int a_vecs = block_m * (block_k / a_vec_elems);

@@ -28,7 +28,7 @@ MOETUNE_DEV float weight_in_stage1(const float* __restrict__ topk_weights, int s
 }
 
 template <class Cfg>
-__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
     moe_stage1(const u8* __restrict__ x, const u8* __restrict__ x_scales, const u8* __restrict__ w1,
                const u8* __restrict__ w1_scales, const i32* __restrict__ sorted_slots,
                const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,

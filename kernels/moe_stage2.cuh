@@ -21,7 +21,7 @@ namespace moetune {
 extern __shared__ __attribute__((aligned(16))) u8 moetune_smem[];
 
 template <class Cfg>
-__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::waves)
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
     moe_stage2(const u8* __restrict__ h, const u8* __restrict__ h_scales, const u8* __restrict__ w2,
                const u8* __restrict__ w2_scales, const i32* __restrict__ sorted_slots,
                const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,

@@ -12,8 +12,8 @@
 // Operands:
 //   * weights: the wgmma tile layout (autotune/moe/mxfp4_wgmma_tiles.hpp), prepared once at
 //     load time: for each 16-row fragment and 64 K, lane l's 16 bytes are exactly its A
-//     registers' 32 elements (a16w4: four repacked words, one per k16 step, whose pairs 0..3
-//     are a0..a3; a8w4: four natural words, two per k32 step, split into e4m3 codes), and the
+//     registers' 32 elements (a16w4: four wgmma words (moe/mxfp4_repack.hpp), one per k16
+//     step, whose pairs 0..3 are a0..a3; a8w4: four natural words, two per k32 step, split into e4m3 codes), and the
 //     scales of a fragment's 64 K are 8 words (lane g: rows g and g+8, both 32-K blocks). Warp w
 //     of the CTA owns fragment w (16 weight rows), so a CTA holds 16 * warps rows: stage one's
 //     fragment f is h columns 8f..8f+7, gate rows then up rows; stage two's is y rows 16f..;
@@ -194,7 +194,7 @@ MOETUNE_DEV u32 wgmma_scale_bf16x2(u32 b) {
   return h * 0x10001u;
 }
 
-// A16W4: one 64-K piece (four repacked words, one per k16 step) and its scale word (bytes: row
+// A16W4: one 64-K piece (four wgmma words, one per k16 step) and its scale word (bytes: row
 // g block 0, row g+8 block 0, row g block 1, row g+8 block 1) -> the A registers of 4 steps.
 // Fast (every byte 2..127): the pattern (value * 2^-126) times 2^(b-1), one multiply per pair.
 // Exact (any byte): the pattern times 2^126 is the e2m1 value itself, then times the scale;
@@ -218,31 +218,46 @@ MOETUNE_DEV void wgmma_decode_a16w4(const u32x4& raw, u32 sw, u32 (&a)[4][4]) {
     for (int p = 0; p < 4; ++p) {
       // pairs 0, 2: row g; 1, 3: row g+8; steps 0-1 read 32-K block 0, steps 2-3 block 1
       u32 const fp = f[(st < 2 ? 0 : 2) + (p & 1)];
-      u32 const pattern = e2m1x2_repacked_pattern(words[st], p);
+      u32 const pattern = e2m1x2_wgmma_pattern(words[st], p);
       a[st][p] = Exact ? mul_bf16x2(mul_bf16x2(pattern, 0x7e807e80u), fp) : mul_bf16x2(pattern, fp);
     }
   }
 }
 
-// One a16w4 k-tile from stage s: per 64-K step, decode into the A buffer the step before last
-// used (its wgmma group is complete: wait_group 1 below), fence, four k16 steps of wgmmas (one
-// per token chunk holding tokens: Chunks of them), commit.
-// `exact` (the same for the whole CTA) picks the decode only: one copy of the wgmma sequence
-// (two copies, one per decode, took ptxas from 115 to 190 registers).
-template <class Cfg, int Chunks>
-MOETUNE_DEV void wgmma_a16w4_tile(const WgmmaRing<Cfg>& r, int s, int steps, bool exact, int warp, int lane,
-                                  u32 (&a)[2][4][4], float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
-  const u8* const wt = r.w(s) + warp * (Cfg::wg_sub * 512) + lane * 16;
-  const u8* const st = r.ws(s) + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4;
-  u64 const desc0 = wgmma_desc_sw128(r.b_shared(s));
+// Shared-window loads at a 32-bit address. The main loop keeps each lane's read addresses in
+// registers (one per ring stream) and adds the stage and step as constants: read through
+// generic pointers, the compiler sank their computation (from the thread index) into every
+// 64-K step, ~12 instructions a step (Nsight Compute, results/sm_90/2026-12-02-h200-s13/p1).
+// volatile: a stage's address recurs every `stages` k-tiles and must be read anew each time.
+MOETUNE_DEV u32x4 load_shared_u32x4(u32 addr) {
+  u32x4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+MOETUNE_DEV u32 load_shared_u32(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+// One a16w4 k-tile: per 64-K step, decode into the A buffer the step before last used (its
+// wgmma group is complete: wait_group 1 below), fence, four k16 steps of wgmmas (one per token
+// chunk holding tokens: Chunks of them), commit. `w_at` / `s_at`: this lane's weight piece and
+// scale word of the stage's first step; `desc0`: the stage's token rows. Full: every step of
+// the k-tile lies inside the K range (no per-step test; only a CTA's last k-tile can be
+// partial). Exact: the CTA's fragments hold a scale the fast decode cannot take; the decode
+// is chosen once per CTA, outside the loop (a run-time choice per step cost a branch and its
+// reconvergence there, ~4 instructions a step).
+template <class Cfg, int Chunks, bool Exact, bool Full>
+MOETUNE_DEV void wgmma_a16w4_tile(u32 w_at, u32 s_at, u64 desc0, int steps, u32 (&a)[2][4][4],
+                                  float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
 #pragma unroll
   for (int kb = 0; kb < Cfg::wg_sub; ++kb) {
-    if (kb < steps) {
-      u32x4 const raw = *reinterpret_cast<const u32x4*>(wt + kb * 512);
-      u32 const sw = *reinterpret_cast<const u32*>(st + kb * 32);
+    if (Full || kb < steps) {
+      u32x4 const raw = load_shared_u32x4(w_at + kb * 512);
+      u32 const sw = load_shared_u32(s_at + kb * 32);
       u32(&ab)[4][4] = a[kb & 1];
-      if (exact) wgmma_decode_a16w4<true>(raw, sw, ab);
-      else wgmma_decode_a16w4<false>(raw, sw, ab);
+      wgmma_decode_a16w4<Exact>(raw, sw, ab);
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -334,17 +349,84 @@ MOETUNE_DEV void wgmma_a8w4_tile(const WgmmaRing<Cfg>& r, int s, int warp, int l
   wgmma_a8w4_apply<Cfg, Chunks>(r, s, steps - 1, warp, lane, part[(steps - 1) & 1], acc);
 }
 
-// The k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.
-// `exact`: the CTA's fragments hold a scale the fast a16w4 decode cannot take.
-template <class Cfg, int Chunks>
-MOETUNE_DEV void wgmma_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, bool exact,
-                              int warp, int lane, float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+// K-tile kt of the a16w4 k loop: wait for its copies, publish them, queue the copies stages-2
+// tiles ahead, multiply. Full: the k-tile lies wholly inside the K range (instantiated for
+// both, so the whole k-tiles test nothing per step). `w_read` / `s_read`: this lane's weight
+// piece and scale word in stage 0; `desc_ring`: the descriptor of stage 0's token rows (stage s
+// adds s * wg_stage_bytes to each).
+template <class Cfg, int Chunks, bool Exact, bool Full>
+MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
+                                    int kt, int tiles, u32 w_read, u32 s_read, u64 desc_ring, u32 (&a)[2][4][4],
+                                    float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  u32 const so = static_cast<u32>((kt % Cfg::stages) * Cfg::wg_stage_bytes);
+  copy_wait<Cfg::stages - 3>();  // this thread's copies of tile kt have landed
+  fence_proxy_async_shared();    // the tensor cores read the token rows through the async proxy
+  barrier();                     // every thread's copies of tile kt are visible; readers of kt-2 done
+  if (kt + Cfg::stages - 2 < tiles) {
+    int const t = kt + Cfg::stages - 2;
+    u32 const stage = r.shared + static_cast<u32>((t % Cfg::stages) * Cfg::wg_stage_bytes);
+    int const k0 = g.k_begin + t * Cfg::block_k;
+    if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, stage, lane, k0);
+    else src.template issue<false>(g, stage, lane, k0);
+  }
+  copy_commit();
+  int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
+  wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a, acc);
+}
+
+// The a16w4 k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.
+// Exact: the CTA's fragments hold a scale the fast decode cannot take. Each lane's LDS read
+// addresses and the ring's token-row descriptor are computed once; the whole k-tiles test
+// nothing per step, the last, partial one is separate.
+// Not unrolled by the ring's length: with every k-tile's stage a compile-time constant
+// (session 13) ptxas needed half the registers and ~7 % fewer instructions per wgmma in stage
+// one, but the 64-token 8-warp pair then wrote NaN into whole column tiles of h at M = 8
+// (reproducibly: the same 18432 elements in sessions 13 and 14) while this form passes every
+// gate; results/sm_90/2026-12-03-h200-s14/p1.
+template <class Cfg, int Chunks, bool Exact>
+MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int warp,
+                                    int lane, float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  using R = WgmmaRing<Cfg>;
   int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
-  u32 a16[2][4][4];  // a16w4: A registers of two 64-K steps
-  u32 a8[2][4];      // a8w4: of two k32 steps
-  float part[Cfg::a_fp8 ? 2 : 1][Cfg::wg_chunks][Cfg::wg_chunk / 2];  // a8w4: two sets of scratch sums
+  int const full_tiles = (g.k_end - g.k_begin) / Cfg::block_k;
+  u32 a[2][4][4];  // A registers of two 64-K steps
+  // This lane's reads in stage 0 (stage s adds s * wg_stage_bytes), computed once.
+  u32 const w_read = r.shared + static_cast<u32>(R::w_at + warp * (Cfg::wg_sub * 512) + lane * 16);
+  u32 const s_read = r.shared + static_cast<u32>(R::ws_at + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4);
+  u64 const desc_ring = wgmma_desc_sw128(r.shared);
+
+  // Prologue: stages-2 tiles in flight (one commit group per slot, empty or not). A stage is
+  // refilled two k-tiles after it was read: the last wgmma group of a k-tile may still run
+  // while the next k-tile starts.
 #pragma unroll
-  for (int b = 0; b < (Cfg::a_fp8 ? 2 : 1); ++b)
+  for (int t = 0; t < Cfg::stages - 2; ++t) {
+    if (t < tiles) src.template issue<false>(g, r.shared + static_cast<u32>(t * Cfg::wg_stage_bytes), lane,
+                                             g.k_begin + t * Cfg::block_k);
+    copy_commit();
+  }
+  for (int kt = 0; kt < full_tiles; ++kt)
+    wgmma_a16w4_k_tile<Cfg, Chunks, Exact, true>(g, r, src, lane, kt, tiles, w_read, s_read, desc_ring, a, acc);
+  if (full_tiles < tiles)
+    wgmma_a16w4_k_tile<Cfg, Chunks, Exact, false>(g, r, src, lane, full_tiles, tiles, w_read, s_read, desc_ring, a, acc);
+  wgmma_wait<0>();
+#pragma unroll
+  for (int c = 0; c < Cfg::wg_chunks; ++c)
+#pragma unroll
+    for (int x = 0; x < Cfg::wg_chunk / 2; ++x) wgmma_fence_operand(acc[c][x]);
+}
+
+// The a8w4 k loop (whole k-tiles: the rules) as sessions 10-12 measured it (its machine code
+// is byte for byte theirs). Session 14's a16w4 changes (the k loop above, the launch bound)
+// applied to it made it slower (backbone M = 8 / 64 105.2 / 455.0 -> 119.2 / 515.5 us, stage
+// one 67 -> 79 at M = 8: results/sm_90/2026-12-03-h200-s14/p4), so they are not.
+template <class Cfg, int Chunks>
+MOETUNE_DEV void wgmma_a8w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int warp,
+                                   int lane, float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
+  u32 a8[2][4];                                         // A registers of two k32 steps
+  float part[2][Cfg::wg_chunks][Cfg::wg_chunk / 2];  // two sets of scratch sums
+#pragma unroll
+  for (int b = 0; b < 2; ++b)
 #pragma unroll
     for (int c = 0; c < Cfg::wg_chunks; ++c)
 #pragma unroll
@@ -356,9 +438,7 @@ MOETUNE_DEV void wgmma_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const 
     else src.template issue<false>(g, stage, lane, k0);
   };
 
-  // Prologue: stages-2 tiles in flight (one commit group per slot, empty or not). A stage is
-  // refilled two k-tiles after it was read: the last wgmma group of a k-tile may still run
-  // while the next k-tile starts.
+  // Prologue: as the a16w4 loop's.
 #pragma unroll
   for (int t = 0; t < Cfg::stages - 2; ++t) {
     if (t < tiles) issue(t);
@@ -366,25 +446,47 @@ MOETUNE_DEV void wgmma_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const 
   }
   for (int kt = 0; kt < tiles; ++kt) {
     int const s = kt % Cfg::stages;
-    int const k0 = g.k_begin + kt * Cfg::block_k;
     copy_wait<Cfg::stages - 3>();  // this thread's copies of tile kt have landed
     fence_proxy_async_shared();    // the tensor cores read the token rows through the async proxy
     barrier();                     // every thread's copies of tile kt are visible; readers of kt-2 done
     if (kt + Cfg::stages - 2 < tiles) issue(kt + Cfg::stages - 2);
     copy_commit();
-    if constexpr (Cfg::a_fp8) {
-      (void)exact;
-      wgmma_a8w4_tile<Cfg, Chunks>(r, s, warp, lane, a8, part, acc);
-    } else {
-      int const steps = (g.k_end - k0) / 64;  // whole 64-K steps (K % 64 == 0: the rules)
-      wgmma_a16w4_tile<Cfg, Chunks>(r, s, steps, exact, warp, lane, a16, acc);
-    }
+    wgmma_a8w4_tile<Cfg, Chunks>(r, s, warp, lane, a8, part, acc);
   }
   wgmma_wait<0>();
 #pragma unroll
   for (int c = 0; c < Cfg::wg_chunks; ++c)
 #pragma unroll
     for (int x = 0; x < Cfg::wg_chunk / 2; ++x) wgmma_fence_operand(acc[c][x]);
+}
+
+// The k loop for `Chunks` token chunks.
+template <class Cfg, int Chunks, bool Exact>
+MOETUNE_DEV void wgmma_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int warp,
+                              int lane, float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  if constexpr (Cfg::a_fp8) wgmma_a8w4_k_loop<Cfg, Chunks>(g, r, src, warp, lane, acc);
+  else wgmma_a16w4_k_loop<Cfg, Chunks, Exact>(g, r, src, warp, lane, acc);
+}
+
+// The k loop for the block's token count (a wgmma under a run-time test inside the loop would
+// cost a branch per step; the count is the same for the whole CTA).
+template <class Cfg, bool Exact>
+MOETUNE_DEV void wgmma_k_loop_for_chunks(int chunks, const GemmArgs& g, const WgmmaRing<Cfg>& r,
+                                         const WgmmaCopier<Cfg>& src, int warp, int lane,
+                                         float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  if constexpr (Cfg::wg_chunks == 4) {
+    if (chunks <= 1) wgmma_k_loop<Cfg, 1, Exact>(g, r, src, warp, lane, acc);
+    else if (chunks == 2) wgmma_k_loop<Cfg, 2, Exact>(g, r, src, warp, lane, acc);
+    else if (chunks == 3) wgmma_k_loop<Cfg, 3, Exact>(g, r, src, warp, lane, acc);
+    else wgmma_k_loop<Cfg, 4, Exact>(g, r, src, warp, lane, acc);
+  } else if constexpr (Cfg::wg_chunks == 2) {
+    if (chunks <= 1) wgmma_k_loop<Cfg, 1, Exact>(g, r, src, warp, lane, acc);
+    else wgmma_k_loop<Cfg, 2, Exact>(g, r, src, warp, lane, acc);
+  } else {
+    static_assert(Cfg::wg_chunks == 1, "1, 2 or 4 token chunks");
+    (void)chunks;
+    wgmma_k_loop<Cfg, 1, Exact>(g, r, src, warp, lane, acc);
+  }
 }
 
 template <class Cfg>
@@ -401,27 +503,21 @@ MOETUNE_DEV void wgmma_gemm_tile(const GemmArgs& g, u8* smem) {
   // hold any token. (threads >= block_m: the rules.)
   int const tokens = barrier_count(tid < Cfg::block_m && g.row_src[tid < Cfg::block_m ? tid : 0] >= 0);
   int const chunks = (tokens + Cfg::wg_chunk - 1) / Cfg::wg_chunk;
-  bool exact = false;
-  if constexpr (!Cfg::a_fp8) exact = barrier_any(wgmma_fragment_needs_exact_decode<Cfg>(g, src, lane));
-
   float acc[Cfg::wg_chunks][Cfg::wg_chunk / 2];
 #pragma unroll
   for (int c = 0; c < Cfg::wg_chunks; ++c)
 #pragma unroll
     for (int i = 0; i < Cfg::wg_chunk / 2; ++i) acc[c][i] = 0.0f;
-  // One straight k loop per chunk count (a wgmma under a run-time test inside the loop would
-  // cost a branch per step; the count is the same for the whole CTA).
-  if constexpr (Cfg::wg_chunks == 4) {
-    if (chunks <= 1) wgmma_k_loop<Cfg, 1>(g, r, src, exact, warp, lane, acc);
-    else if (chunks == 2) wgmma_k_loop<Cfg, 2>(g, r, src, exact, warp, lane, acc);
-    else if (chunks == 3) wgmma_k_loop<Cfg, 3>(g, r, src, exact, warp, lane, acc);
-    else wgmma_k_loop<Cfg, 4>(g, r, src, exact, warp, lane, acc);
-  } else if constexpr (Cfg::wg_chunks == 2) {
-    if (chunks <= 1) wgmma_k_loop<Cfg, 1>(g, r, src, exact, warp, lane, acc);
-    else wgmma_k_loop<Cfg, 2>(g, r, src, exact, warp, lane, acc);
+  if constexpr (Cfg::a_fp8) {
+    wgmma_k_loop_for_chunks<Cfg, false>(chunks, g, r, src, warp, lane, acc);
   } else {
-    static_assert(Cfg::wg_chunks == 1, "1, 2 or 4 token chunks");
-    wgmma_k_loop<Cfg, 1>(g, r, src, exact, warp, lane, acc);
+    // A CTA whose fragments hold a scale byte outside the fast decode's range (rare: real
+    // weights' scales lie far inside it) takes the exact decode, with every token chunk
+    // multiplied: one more k loop per kernel, not one per chunk count.
+    if (barrier_any(wgmma_fragment_needs_exact_decode<Cfg>(g, src, lane)))
+      wgmma_k_loop<Cfg, Cfg::wg_chunks, true>(g, r, src, warp, lane, acc);
+    else
+      wgmma_k_loop_for_chunks<Cfg, false>(chunks, g, r, src, warp, lane, acc);
   }
   if constexpr (Cfg::a_fp8) {
 #pragma unroll

@@ -149,6 +149,17 @@ MOETUNE_DEV u32 e2m1x2_repacked_pattern(u32 w, int p) {
        : p == 2 ? ((w << 6) & mask)
                 : ((w << 1) & 0x80008000u) | ((w >> 3) & 0x01800180u) | ((w >> 7) & 0x00400040u);
 }
+
+// Pair p (0..3) of a wgmma word (autotune/moe/mxfp4_repack.hpp, the wgmma tiles' A16W4 words)
+// as the same patterns: pair 0 a mask, pair 1 a rotation and a mask, pair 2 a shift and a
+// mask, pair 3 two shifts, two masks (9 instructions per word; the repacked layout's 11).
+MOETUNE_DEV u32 e2m1x2_wgmma_pattern(u32 w, int p) {
+  constexpr u32 mask = 0x81c081c0u;
+  return p == 0 ? (w & mask)
+       : p == 1 ? (__funnelshift_l(w, w, 10) & mask)
+       : p == 2 ? ((w << 4) & mask)
+                : ((w << 6) & 0x80c080c0u) | ((w >> 2) & 0x01000100u);
+}
 #endif
 
 // 16 bytes of repacked MXFP4 (32 elements, one scale) -> 16 bf16x2 words in natural pair

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace moetune::moe {
 
@@ -10,21 +11,22 @@ namespace {
 
 // Low-element positions of pairs 0..3 (the table in the header).
 constexpr std::array<RepackedBits, 4> kLow{{{15, 8, 7, 6}, {12, 5, 4, 3}, {9, 2, 1, 0}, {14, 11, 10, 13}}};
+// The wgmma word layout's (the second table in the header).
+constexpr std::array<RepackedBits, 4> kWgmmaLow{{{15, 8, 7, 6}, {5, 30, 29, 28}, {11, 4, 3, 2}, {9, 10, 1, 0}}};
 
-}  // namespace
-
-RepackedBits repacked_bits(int element) {
-  if (element < 0 || element > 7) throw std::out_of_range("repacked_bits: element 0..7");
-  auto b = kLow[static_cast<std::size_t>(element / 2)];
+// Element j's bits in a layout given by its pairs' low-element positions (high: + 16 mod 32).
+RepackedBits element_bits(const std::array<RepackedBits, 4>& low, int element, const char* what) {
+  if (element < 0 || element > 7) throw std::out_of_range(std::string(what) + ": element 0..7");
+  auto b = low[static_cast<std::size_t>(element / 2)];
   int const hi = element % 2 == 1 ? 16 : 0;
-  return {b.sign + hi, b.e1 + hi, b.e0 + hi, b.m + hi};
+  return {(b.sign + hi) % 32, (b.e1 + hi) % 32, (b.e0 + hi) % 32, (b.m + hi) % 32};
 }
 
-std::uint32_t repack_mxfp4_word(std::uint32_t natural) {
+std::uint32_t place_bits(const std::array<RepackedBits, 4>& low, std::uint32_t natural) {
   std::uint32_t out = 0;
   for (int j = 0; j < 8; ++j) {
     std::uint32_t const code = (natural >> (4 * j)) & 15u;
-    auto const b = repacked_bits(j);
+    auto const b = element_bits(low, j, "place_bits");
     out |= ((code >> 3) & 1u) << b.sign;
     out |= ((code >> 2) & 1u) << b.e1;
     out |= ((code >> 1) & 1u) << b.e0;
@@ -33,16 +35,26 @@ std::uint32_t repack_mxfp4_word(std::uint32_t natural) {
   return out;
 }
 
-std::uint32_t unpack_mxfp4_word(std::uint32_t repacked) {
+std::uint32_t gather_bits(const std::array<RepackedBits, 4>& low, std::uint32_t placed) {
   std::uint32_t out = 0;
   for (int j = 0; j < 8; ++j) {
-    auto const b = repacked_bits(j);
-    std::uint32_t const code = (((repacked >> b.sign) & 1u) << 3) | (((repacked >> b.e1) & 1u) << 2) |
-                               (((repacked >> b.e0) & 1u) << 1) | ((repacked >> b.m) & 1u);
+    auto const b = element_bits(low, j, "gather_bits");
+    std::uint32_t const code = (((placed >> b.sign) & 1u) << 3) | (((placed >> b.e1) & 1u) << 2) |
+                               (((placed >> b.e0) & 1u) << 1) | ((placed >> b.m) & 1u);
     out |= code << (4 * j);
   }
   return out;
 }
+
+}  // namespace
+
+RepackedBits repacked_bits(int element) { return element_bits(kLow, element, "repacked_bits"); }
+std::uint32_t repack_mxfp4_word(std::uint32_t natural) { return place_bits(kLow, natural); }
+std::uint32_t unpack_mxfp4_word(std::uint32_t repacked) { return gather_bits(kLow, repacked); }
+
+RepackedBits wgmma_word_bits(int element) { return element_bits(kWgmmaLow, element, "wgmma_word_bits"); }
+std::uint32_t pack_wgmma_word(std::uint32_t natural) { return place_bits(kWgmmaLow, natural); }
+std::uint32_t unpack_wgmma_word(std::uint32_t packed) { return gather_bits(kWgmmaLow, packed); }
 
 std::vector<std::uint8_t> repack_mxfp4(std::span<const std::uint8_t> natural) {
   if (natural.size() % 4 != 0) {

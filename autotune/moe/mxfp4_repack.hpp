@@ -41,4 +41,20 @@ struct RepackedBits {
 // of 4 since K is a multiple of 32), word by word in place of the natural one.
 [[nodiscard]] std::vector<std::uint8_t> repack_mxfp4(std::span<const std::uint8_t> natural);
 
+// The wgmma word layout: the same idea for the A16W4 words of the wgmma tiles
+// (moe/mxfp4_wgmma_tiles.hpp), with a placement found by exhaustive search over one word's
+// shifts and rotations (results/sm_90/2026-12-02-h200-s13/README.md): pair 0 comes out of a
+// mask of the word, pair 1 of the word rotated left by 10, pair 2 of w << 4 and pair 3 of
+// w << 6 (sign, e0, m) and w >> 2 (e1): 9 instructions per word instead of the repacked
+// layout's 11 (no placement lets every pair come from one shift or rotation and one mask).
+// Bit positions (the high element of each pair adds 16, modulo 32):
+//   pair j/2:        0    1    2    3
+//   sign            15    5   11    9
+//   e1 (exp high)    8   30    4   10
+//   e0 (exp low)     7   29    3    1
+//   m  (mantissa)    6   28    2    0
+[[nodiscard]] RepackedBits wgmma_word_bits(int element);
+[[nodiscard]] std::uint32_t pack_wgmma_word(std::uint32_t natural);
+[[nodiscard]] std::uint32_t unpack_wgmma_word(std::uint32_t packed);
+
 }  // namespace moetune::moe

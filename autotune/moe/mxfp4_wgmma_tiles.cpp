@@ -114,7 +114,7 @@ WgmmaTiles make_wgmma_tiles(const MoeShape& s, WgmmaMatrix m, std::span<const st
           std::uint8_t const byte = ec[rows[src.local_row] * row_bytes + src.k / 2];
           natural |= static_cast<std::uint32_t>((byte >> (4 * (src.k & 1))) & 15u) << (4 * nib);
         }
-        std::uint32_t const w = s.dtype == DtypePath::a16w4 ? repack_mxfp4_word(natural) : natural;
+        std::uint32_t const w = s.dtype == DtypePath::a16w4 ? pack_wgmma_word(natural) : natural;
         for (int b = 0; b < 4; ++b) piece[lane * 16 + word * 4 + b] = static_cast<std::uint8_t>(w >> (8 * b));
       }
     for (int i = 0; i < 32; ++i)
@@ -137,7 +137,7 @@ WgmmaTiles natural_from_wgmma_tiles(const MoeShape& s, WgmmaMatrix m, std::span<
       for (int word = 0; word < 4; ++word) {
         std::uint32_t w = 0;
         for (int b = 0; b < 4; ++b) w |= static_cast<std::uint32_t>(piece[lane * 16 + word * 4 + b]) << (8 * b);
-        std::uint32_t const natural = s.dtype == DtypePath::a16w4 ? unpack_mxfp4_word(w) : w;
+        std::uint32_t const natural = s.dtype == DtypePath::a16w4 ? unpack_wgmma_word(w) : w;
         for (int nib = 0; nib < 8; ++nib) {
           auto const src = nibble_source(s.dtype, kb, lane, word, nib);
           std::uint8_t& byte = ec[rows[src.local_row] * row_bytes + src.k / 2];

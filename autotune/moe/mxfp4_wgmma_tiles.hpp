@@ -10,7 +10,7 @@
 //   stage two (w2, H rows): fragment f is rows 16f..16f+15.
 // Codes: [expert][fragment][K/64][lane 0..31][16 bytes]; lane (g = lane / 4, q = lane % 4)
 // holds local rows g and g+8, as four 32-bit words:
-//   a16w4: word s (k16 step s, K0 = 64 kb + 16 s) is the repacked word (moe/mxfp4_repack.hpp)
+//   a16w4: word s (k16 step s, K0 = 64 kb + 16 s) is the wgmma word (moe/mxfp4_repack.hpp)
 //     whose pairs 0..3 are (row g, K0+2q..+1), (row g+8, K0+2q..), (row g, K0+8+2q..),
 //     (row g+8, K0+8+2q..): wgmma's bf16 A registers a0..a3 of that step;
 //   a8w4: words 2j and 2j+1 (k32 step j, K0 = 64 kb + 32 j) are rows g and g+8 as natural

@@ -55,6 +55,29 @@ TEST_CASE("the kernel's masks and shifts read natural pairs out of a repacked wo
   }
 }
 
+TEST_CASE("the wgmma word layout is a bit permutation whose pairs the wgmma loop's shifts read", "[moe]") {
+  std::set<int> used;
+  for (int j = 0; j < 8; ++j) {
+    auto const b = moe::wgmma_word_bits(j);
+    for (int bit : {b.sign, b.e1, b.e0, b.m}) CHECK(used.insert(bit).second);
+  }
+  CHECK(used.size() == 32);
+  // Element 2 (pair 1, low), code 0b1100 (sign, e1): bits 5 and 30; element 7 (pair 3, high),
+  // code 0b0010 (e0): bit 1 + 16.
+  CHECK(moe::pack_wgmma_word(0xcu << 8) == ((1u << 5) | (1u << 30)));
+  CHECK(moe::pack_wgmma_word(0x2u << 28) == (1u << 17));
+  std::mt19937 rng(13);
+  for (int i = 0; i < 100000; ++i) {
+    std::uint32_t const w = i < 16 ? 0x11111111u * static_cast<std::uint32_t>(i) : rng();
+    std::uint32_t const packed = moe::pack_wgmma_word(w);
+    CHECK(moe::unpack_wgmma_word(packed) == w);
+    for (int p = 0; p < 4; ++p) {
+      CAPTURE(w, p);
+      CHECK(test::kernel_wgmma_pair_bits(packed, p) == expected_pair_bits(w, p));
+    }
+  }
+}
+
 TEST_CASE("repack_mxfp4 repacks word by word and refuses a partial word", "[moe]") {
   std::vector<std::uint8_t> codes(4096);
   std::mt19937 rng(3);

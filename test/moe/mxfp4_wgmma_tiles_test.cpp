@@ -85,7 +85,7 @@ TEST_CASE("wgmma tiles: every lane's words are its A registers, every scale word
                       std::int64_t const row = row_of(s, m, f, (p & 1) ? g + 8 : g);
                       std::int64_t const k = 64 * kb + 16 * word + 2 * q + (p >= 2 ? 8 : 0);
                       std::uint32_t const want = pattern_of(nibble(x, e, row, k)) | (pattern_of(nibble(x, e, row, k + 1)) << 16);
-                      mismatches += test::kernel_pair_bits(w, p) != want;
+                      mismatches += test::kernel_wgmma_pair_bits(w, p) != want;
                     }
                   } else {
                     // Words 2j, 2j+1: rows g, g+8 of k32 step j; even codes K0+4q+i, odd K0+16+4q+i.
