@@ -349,27 +349,39 @@ MOETUNE_DEV void wgmma_a8w4_tile(const WgmmaRing<Cfg>& r, int s, int warp, int l
   wgmma_a8w4_apply<Cfg, Chunks>(r, s, steps - 1, warp, lane, part[(steps - 1) & 1], acc);
 }
 
-// K-tile kt of the a16w4 k loop: wait for its copies, publish them, queue the copies stages-2
-// tiles ahead, multiply. Full: the k-tile lies wholly inside the K range (instantiated for
-// both, so the whole k-tiles test nothing per step). `w_read` / `s_read`: this lane's weight
-// piece and scale word in stage 0; `desc_ring`: the descriptor of stage 0's token rows (stage s
-// adds s * wg_stage_bytes to each).
+// Queues the copies of k-tile t into its stage (t % stages); the range test only for a
+// k-tile that reaches past the K range.
+template <class Cfg>
+MOETUNE_DEV void wgmma_issue_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
+                                  int t) {
+  int const k0 = g.k_begin + t * Cfg::block_k;
+  u32 const stage = r.b_shared(t % Cfg::stages);
+  if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, stage, lane, k0);
+  else src.template issue<false>(g, stage, lane, k0);
+}
+
+// The start of k-tile kt in both k loops: wait for its copies, publish them, queue the copies
+// stages-2 tiles ahead (a stage is refilled two k-tiles after it was read).
+template <class Cfg>
+MOETUNE_DEV void wgmma_k_tile_start(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
+                                    int kt, int tiles) {
+  copy_wait<Cfg::stages - 3>();  // this thread's copies of tile kt have landed
+  fence_proxy_async_shared();    // the tensor cores read the token rows through the async proxy
+  barrier();                     // every thread's copies of tile kt are visible; readers of kt-2 done
+  if (kt + Cfg::stages - 2 < tiles) wgmma_issue_tile<Cfg>(g, r, src, lane, kt + Cfg::stages - 2);
+  copy_commit();
+}
+
+// K-tile kt of the a16w4 k loop: its start, then its multiply. Full: the k-tile lies wholly
+// inside the K range (instantiated for both, so the whole k-tiles test nothing per step).
+// `w_read` / `s_read`: this lane's weight piece and scale word in stage 0; `desc_ring`: the
+// descriptor of stage 0's token rows (stage s adds s * wg_stage_bytes to each).
 template <class Cfg, int Chunks, bool Exact, bool Full>
 MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
                                     int kt, int tiles, u32 w_read, u32 s_read, u64 desc_ring, u32 (&a)[2][4][4],
                                     float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
   u32 const so = static_cast<u32>((kt % Cfg::stages) * Cfg::wg_stage_bytes);
-  copy_wait<Cfg::stages - 3>();  // this thread's copies of tile kt have landed
-  fence_proxy_async_shared();    // the tensor cores read the token rows through the async proxy
-  barrier();                     // every thread's copies of tile kt are visible; readers of kt-2 done
-  if (kt + Cfg::stages - 2 < tiles) {
-    int const t = kt + Cfg::stages - 2;
-    u32 const stage = r.shared + static_cast<u32>((t % Cfg::stages) * Cfg::wg_stage_bytes);
-    int const k0 = g.k_begin + t * Cfg::block_k;
-    if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, stage, lane, k0);
-    else src.template issue<false>(g, stage, lane, k0);
-  }
-  copy_commit();
+  wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
   int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
   wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a, acc);
 }
@@ -397,7 +409,8 @@ MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
 
   // Prologue: stages-2 tiles in flight (one commit group per slot, empty or not). A stage is
   // refilled two k-tiles after it was read: the last wgmma group of a k-tile may still run
-  // while the next k-tile starts.
+  // while the next k-tile starts. Every copy range-tested here (the form measured in session
+  // 14; wgmma_issue_tile, as the a8w4 loop's prologue, changes every a16w4 kernel's code).
 #pragma unroll
   for (int t = 0; t < Cfg::stages - 2; ++t) {
     if (t < tiles) src.template issue<false>(g, r.shared + static_cast<u32>(t * Cfg::wg_stage_bytes), lane,
@@ -423,7 +436,7 @@ template <class Cfg, int Chunks>
 MOETUNE_DEV void wgmma_a8w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int warp,
                                    int lane, float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
   int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
-  u32 a8[2][4];                                         // A registers of two k32 steps
+  u32 a8[2][4];                                      // A registers of two k32 steps
   float part[2][Cfg::wg_chunks][Cfg::wg_chunk / 2];  // two sets of scratch sums
 #pragma unroll
   for (int b = 0; b < 2; ++b)
@@ -431,26 +444,15 @@ MOETUNE_DEV void wgmma_a8w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, c
     for (int c = 0; c < Cfg::wg_chunks; ++c)
 #pragma unroll
       for (int i = 0; i < Cfg::wg_chunk / 2; ++i) part[b][c][i] = 0.0f;
-  auto issue = [&](int t) {
-    int const k0 = g.k_begin + t * Cfg::block_k;
-    u32 const stage = r.b_shared(t % Cfg::stages);
-    if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, stage, lane, k0);
-    else src.template issue<false>(g, stage, lane, k0);
-  };
-
-  // Prologue: as the a16w4 loop's.
+  // Prologue: stages-2 tiles in flight, as in the a16w4 loop.
 #pragma unroll
   for (int t = 0; t < Cfg::stages - 2; ++t) {
-    if (t < tiles) issue(t);
+    if (t < tiles) wgmma_issue_tile<Cfg>(g, r, src, lane, t);
     copy_commit();
   }
   for (int kt = 0; kt < tiles; ++kt) {
     int const s = kt % Cfg::stages;
-    copy_wait<Cfg::stages - 3>();  // this thread's copies of tile kt have landed
-    fence_proxy_async_shared();    // the tensor cores read the token rows through the async proxy
-    barrier();                     // every thread's copies of tile kt are visible; readers of kt-2 done
-    if (kt + Cfg::stages - 2 < tiles) issue(kt + Cfg::stages - 2);
-    copy_commit();
+    wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
     wgmma_a8w4_tile<Cfg, Chunks>(r, s, warp, lane, a8, part, acc);
   }
   wgmma_wait<0>();

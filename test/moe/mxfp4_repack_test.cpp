@@ -9,14 +9,21 @@
 
 using namespace moetune;
 
-TEST_CASE("the repacked MXFP4 layout is a bit permutation with the documented positions", "[moe]") {
-  // Every bit of a word is used exactly once by the 8 elements' 4 bits.
+namespace {
+// Every bit of a word is used exactly once by the 8 elements' 4 bits of a layout.
+template <class BitsOf>
+void check_bit_permutation(BitsOf bits_of) {
   std::set<int> used;
   for (int j = 0; j < 8; ++j) {
-    auto const b = moe::repacked_bits(j);
+    auto const b = bits_of(j);
     for (int bit : {b.sign, b.e1, b.e0, b.m}) CHECK(used.insert(bit).second);
   }
   CHECK(used.size() == 32);
+}
+}  // namespace
+
+TEST_CASE("the repacked MXFP4 layout is a bit permutation with the documented positions", "[moe]") {
+  check_bit_permutation(moe::repacked_bits);
   // Element 0 alone, code 0b1011 (sign, e0, m): bits 15, 7, 6.
   CHECK(moe::repack_mxfp4_word(0xbu) == ((1u << 15) | (1u << 7) | (1u << 6)));
   // Element 7 (pair 3, high): code 0b0100 (e1 only) -> bit 11 + 16.
@@ -56,12 +63,7 @@ TEST_CASE("the kernel's masks and shifts read natural pairs out of a repacked wo
 }
 
 TEST_CASE("the wgmma word layout is a bit permutation whose pairs the wgmma loop's shifts read", "[moe]") {
-  std::set<int> used;
-  for (int j = 0; j < 8; ++j) {
-    auto const b = moe::wgmma_word_bits(j);
-    for (int bit : {b.sign, b.e1, b.e0, b.m}) CHECK(used.insert(bit).second);
-  }
-  CHECK(used.size() == 32);
+  check_bit_permutation(moe::wgmma_word_bits);
   // Element 2 (pair 1, low), code 0b1100 (sign, e1): bits 5 and 30; element 7 (pair 3, high),
   // code 0b0010 (e0): bit 1 + 16.
   CHECK(moe::pack_wgmma_word(0xcu << 8) == ((1u << 5) | (1u << 30)));
