@@ -31,6 +31,7 @@ fd16=${s1}t16x64x128_w4_kp1_nk16_wv0_st3_stg_fd_rp_gi_dw0,${s2}t16x128x64_w4_kp1
 fd32=${s1}t32x64x64_w4_kp1_nk16_wv4_st4_stg_fd_rp_gi_dw0,${s2}t32x128x64_w4_kp1_nk16_wv4_st4_stg_fd_rp_ks1_dw0_atomic
 staged128=${s1}t128x64x64_w8_kp1_nk16_wv2_st3_stg_rp_gi_dw0,${s2}t128x128x64_w8_kp1_nk16_wv2_st3_stg_rp_ks1_dw0_reduce
 wg8_s10=${s1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
+wg8_s14=${s1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 14's default
 wg16=${s1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t16x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 wg64=${s1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 # A8W4 (fp8 activations): session 9's default pairs (the 8-token swapped pair with per-element
@@ -56,10 +57,10 @@ bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept
   "$build/bin/moe-tune" bench --roofline "$@" --json "$json_dir/bench_roofline_$name.json" \
     --markdown "$json_dir/bench_roofline_$name.md" || rc=1
 }
-bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg16" "$wg64"
+bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128"
-bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg16" "$wg64"
-bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg16" "$wg64"
+bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
+bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
 bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {

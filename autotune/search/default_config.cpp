@@ -88,6 +88,29 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   if (!a16w4 && bm == 8) d.stage1.block_k = 128;
   if (check_config(d.stage1, arch, shape)) d.stage1.block_k = 128;  // A8W4: whole k-tiles
   if (check_config(d.stage1, arch, shape) || check_config(d.stage2, arch, shape)) return std::nullopt;
+  // Session 15 (results/sm_90/2026-12-03-h200-s15, p1 and p2, A16W4): with session 14's k loop
+  // the small blocks gain from more CTAs per SM over deeper rings. From 0.15 tokens per expert
+  // the 8-token stage one takes two warpgroups again with a ring of 3 (48 registers, 3 CTAs
+  // per SM; ring of 4: 110 registers, 2), and from 0.1 its stage two waves 4 with a ring of 3
+  // (53 instead of 78 registers, 4 CTAs per SM instead of 3): backbone M = 64 456 -> 425 us,
+  // draft M = 8 / 64 59.3 / 201.3 -> 56.3 / 184.0, EP M = 8 / 64 243.3 / 621.8 -> 230.0 /
+  // 571.7 (means of two rounds). Below those, the one-warpgroup stage one and the unbounded
+  // stage two stay ahead: backbone M = 8 (0.125) stage one 62.9 vs 68-70 us, EP M = 1
+  // (0.0625) stage two 20.2 vs 22.5, draft M = 1 7.0 vs 8.5. The 16-token pair takes rings of
+  // 3 in both stages: backbone M = 512 stage one 481 -> 446 us, draft M = 256 / 512 162 / 180
+  // -> 152 / 171, stage two 1-3 % (311 -> 309, 120.7 -> 117.3); the 64-token pair too (p3,
+  // M = 4096, the same 108 registers, 75 instead of 100 KB of LDS per CTA): backbone / draft /
+  // EP 2231 / 1060 / 5633 -> 2194 / 1015 / 5291 us. A8W4 keeps its kernels as measured in
+  // session 12 (its k loop and launch bound differ).
+  // Each stage takes its change only where the rules accept it for this shape.
+  if (a16w4) {
+    KernelConfig s1 = d.stage1, s2 = d.stage2;
+    if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3;
+    if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3;
+    if (bm >= 16) s1.stages = s2.stages = 3;
+    if (!check_config(s1, arch, shape)) d.stage1 = s1;
+    if (!check_config(s2, arch, shape)) d.stage2 = s2;
+  }
   return d;
 }
 

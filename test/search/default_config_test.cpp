@@ -74,9 +74,9 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   };
   // Backbone: 6 M / 384 tokens per expert. Below 0.04 the swapped stage one (repacked layout,
   // 4 CTAs per SM) with the 8-token wgmma stage two; from there the wgmma main loop (sessions
-  // 10 and 11): 8-token blocks below 6 tokens per expert (stage one one warpgroup of 32 rows),
-  // 16-token blocks below 16, 64-token blocks above (two warpgroups), rings of 4, 256-K
-  // stage-one tiles for the small blocks.
+  // 10 and 11): 8-token blocks below 6 tokens per expert (stage one one warpgroup of 32 rows
+  // below 0.15), 16-token blocks below 16, 64-token blocks above (two warpgroups), rings of 4
+  // (3 from 0.15 tokens per expert, session 15), 256-K stage-one tiles for the small blocks.
   for (auto const e : {Expect{1, true, false, false, false, 8, true}, Expect{4, false, false, false, true, 8},
                        Expect{8, false, false, false, true, 8}, Expect{128, false, false, false, true, 8},
                        Expect{320, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
@@ -92,10 +92,18 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       continue;
     }
     CHECK(search::weight_layout(d.stage1) == search::WeightLayout::wgmma_tiles);
-    CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
-    CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
+    // Session 15: the 8-token stage one keeps one warpgroup below 0.15 tokens per expert
+    // (M = 4, 8 here), two with a ring of 3 from there; its stage two waves 4 with a ring of 3
+    // from 0.1 (M = 8 on); the 16- and 64-token pairs rings of 3.
+    double const per_expert = static_cast<double>(e.M) * 6 / 384;
+    bool const one_warpgroup = e.block_m == 8 && per_expert < 0.15;
+    CHECK(d.stage1.warps == (one_warpgroup ? 4 : 8));
+    CHECK(d.stage1.block_n == (one_warpgroup ? 32 : 64));
     CHECK(d.stage1.block_k == (e.block_m < 64 ? 256 : 128));
-    CHECK(d.stage1.stages == 4);
+    CHECK(d.stage1.stages == (one_warpgroup ? 4 : 3));
+    bool const bounded8 = e.block_m == 8 && per_expert >= 0.1;
+    CHECK(d.stage2.waves == (bounded8 ? 4 : 0));
+    CHECK(d.stage2.stages == (e.block_m == 8 && !bounded8 ? 4 : 3));
   }
   // The draft (E128 top3) at M = 1 (0.023 per expert) takes the mixed pair too; EP (E96 top6)
   // at M = 1 (0.0625) the 8-token wgmma pair.
