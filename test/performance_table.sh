@@ -7,7 +7,9 @@
 # with overlapped launches, and fixed alternatives: session
 # 9's default pairs (the 8-token swapped pair, the 16- and 32-token fragment-decode staged
 # pairs), session 10's 8-token wgmma pair (two warpgroups in stage one) and the 16- and
-# 64-token wgmma pairs, so the table shows what each main loop buys at every point, every row
+# 64-token wgmma pairs, session 14's 8-token default and session 15's at M = 1 (the swapped
+# stage one with the 8-token wgmma stage two), so the table shows what each main loop buys at
+# every point, every row
 # against the roofline of ceilings measured in the same run; the backbone's default also with
 # serial launches (--no-launch-overlap: what the overlap buys). A summary against the MXFP4 peer
 # (test/peer_figures.csv, FACTS.md's triton_kernels figures) and issue #13's targets comes first
@@ -32,6 +34,7 @@ fd32=${s1}t32x64x64_w4_kp1_nk16_wv4_st4_stg_fd_rp_gi_dw0,${s2}t32x128x64_w4_kp1_
 staged128=${s1}t128x64x64_w8_kp1_nk16_wv2_st3_stg_rp_gi_dw0,${s2}t128x128x64_w8_kp1_nk16_wv2_st3_stg_rp_ks1_dw0_reduce
 wg8_s10=${s1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 wg8_s14=${s1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 14's default
+mixed1_s15=${s1}t8x8x128_w4_kp1_nk16_wv4_st4_sab_rp_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 15's at M = 1
 wg16=${s1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t16x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 wg64=${s1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 # A8W4 (fp8 activations): session 9's default pairs (the 8-token swapped pair with per-element
@@ -57,10 +60,10 @@ bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept
   "$build/bin/moe-tune" bench --roofline "$@" --json "$json_dir/bench_roofline_$name.json" \
     --markdown "$json_dir/bench_roofline_$name.md" || rc=1
 }
-bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
+bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15"
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128"
-bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
-bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64"
+bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15"
+bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15"
 bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {

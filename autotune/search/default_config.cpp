@@ -185,8 +185,17 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // the 8-token wgmma pair (one-warpgroup stage one) wins from the first token (session 12:
   // backbone M = 1 32.5 vs 48.5 us for the fragment-decode pair, draft 31.0 vs 45.2, EP 59.2
   // vs 84.6), so A8W4 takes it at every size.
+  // Below 0.04, A16W4 takes the wgmma pair too where its one-warpgroup stage one has at least
+  // 96 CTAs (the experts M tokens can reach times I / 32 columns: about three quarters of the
+  // H200's 132 SMs). Session 16 (results/sm_90/2026-12-03-h200-s16/p3, two rounds, us): with
+  // 120 CTAs backbone M = 1 29.5 / 30.1 -> 28.3 / 28.2, with 240 M = 2 46.0 / 46.0 -> 39.5 /
+  // 39.7, with 320 (E256 top8 I1280) M = 1 62.7 / 64.0 -> 46.8 / 46.3; with 60 (the draft's
+  // M = 1) the swapped stage one stays ahead, 20.1 / 20.6 against 26.5 / 25.9: fewer CTAs
+  // than SMs leave most of the HBM's bandwidth unused.
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
-  if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04)) {
+  std::int64_t const reached_experts = std::min<std::int64_t>(shape.experts, M * shape.topk);
+  bool const a16w4_wgmma_ctas = reached_experts * ((shape.inter + 31) / 32) >= 96;
+  if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04 || a16w4_wgmma_ctas)) {
     if (auto w = wgmma_default(d, per_expert, arch, shape)) return *w;
   }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);

@@ -2,7 +2,8 @@
 // The baseline every tuned row must beat: what the runtime uses when no tuned row matches.
 // A documented heuristic (docs/kernels.md "Default heuristic"; every branch's measurements are
 // in default_config.cpp), in the order it is tried, M*topk/E expected tokens per expert:
-//   sm_90a wgmma:   A16W4 from 0.04, A8W4 (OCP e4m3) from 0.1 tokens per expert, where K fits
+//   sm_90a wgmma:   A16W4 from 0.04 (below, where its stage one has >= 96 CTAs: experts
+//                   reached x I / 32), A8W4 (OCP e4m3) from 0.1 tokens per expert, where K fits
 //                   the wgmma tiles: block_m 8 below 6 (A8W4: 3), 16 below 16, else 64; two
 //                   warpgroups (stage one 64 h columns, stage two 128 y columns; A16W4's
 //                   8-token stage one one warpgroup of 32 below 0.15), rings of 4; A16W4:

@@ -72,12 +72,14 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage2.block_m == e.block_m);
     return d;
   };
-  // Backbone: 6 M / 384 tokens per expert. Below 0.04 the swapped stage one (repacked layout,
-  // 4 CTAs per SM) with the 8-token wgmma stage two; from there the wgmma main loop (sessions
-  // 10 and 11): 8-token blocks below 6 tokens per expert (stage one one warpgroup of 32 rows
-  // below 0.15), 16-token blocks below 16, 64-token blocks above (two warpgroups), rings of 4
-  // (3 from 0.15 tokens per expert, session 15), 256-K stage-one tiles for the small blocks.
-  for (auto const e : {Expect{1, true, false, false, false, 8, true}, Expect{4, false, false, false, true, 8},
+  // Backbone: 6 M / 384 tokens per expert. The wgmma main loop (sessions 10 and 11) from 0.04
+  // tokens per expert, and below where its one-warpgroup stage one has at least 96 CTAs (M = 1:
+  // 6 experts x 640 / 32 = 120, session 16): 8-token blocks below 6 tokens per expert (stage
+  // one one warpgroup of 32 rows below 0.15), 16-token blocks below 16, 64-token blocks above
+  // (two warpgroups), rings of 4 (3 from 0.15 tokens per expert, session 15), 256-K stage-one
+  // tiles for the small blocks.
+  for (auto const e : {Expect{1, false, false, false, true, 8}, Expect{2, false, false, false, true, 8},
+                       Expect{4, false, false, false, true, 8},
                        Expect{8, false, false, false, true, 8}, Expect{128, false, false, false, true, 8},
                        Expect{320, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
                        Expect{4096, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
@@ -105,12 +107,21 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage2.waves == (bounded8 ? 4 : 0));
     CHECK(d.stage2.stages == (e.block_m == 8 && !bounded8 ? 4 : 3));
   }
-  // The draft (E128 top3) at M = 1 (0.023 per expert) takes the mixed pair too; EP (E96 top6)
-  // at M = 1 (0.0625) the 8-token wgmma pair.
+  // The draft (E128 top3) at M = 1 (0.023 per expert, 3 x 20 = 60 wgmma CTAs) takes the swapped
+  // stage one (repacked layout, 4 CTAs per SM) with the 8-token wgmma stage two; a wide-expert
+  // shape (E256 top8 I1280: 0.031 per expert, 8 x 40 = 320 CTAs) the wgmma pair; EP (E96 top6)
+  // at M = 1 (0.0625) the wgmma pair by tokens per expert.
   {
     auto draft = shape;
     draft.experts = 128, draft.topk = 3;
-    checked_default(draft, Expect{1, true, false, false, false, 8, true});
+    auto const mixed = checked_default(draft, Expect{1, true, false, false, false, 8, true});
+    CHECK(mixed.stage1.repacked);
+    CHECK(mixed.stage1.waves == 4);
+    auto wide = shape;
+    wide.inter = 1280, wide.experts = 256, wide.topk = 8;
+    auto const w = checked_default(wide, Expect{1, false, false, false, true, 8});
+    CHECK(w.stage1.warps == 4);
+    CHECK(w.stage1.block_n == 32);
     auto ep = shape;
     ep.inter = 2304, ep.experts = 96;
     checked_default(ep, Expect{1, false, false, false, true, 8});
