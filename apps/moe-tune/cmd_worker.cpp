@@ -38,6 +38,7 @@ struct WorkerOptions {
   bool hot = false;
   std::uint64_t seed = 1;
   std::string test_fault;
+  int device = 0;  // the GPU ordinal (tune --devices gives each worker its own)
   // Leave after answering a launch error: always for gpu (the context may be lost); for
   // replay only when asked, so tests exercise the parent's side of that path.
   bool exit_after_launch_error = false;
@@ -81,7 +82,7 @@ void run_worker(const WorkerOptions& opt, int& exit_code) {
   }
   if (opt.backend != "gpu") throw Error("worker: --backend is gpu or replay");
   auto const arch = search::parse_arch(opt.arch);
-  gpu::Device device(0);
+  gpu::Device device(opt.device);
   exec::UnitCompiler compiler(arch, opt.cache_dir);
   measure::GpuSamplerOptions so;
   so.hot = opt.hot;
@@ -106,6 +107,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--hot", opt->hot, "Do not rotate weight copies");
   cmd->add_option("--seed", opt->seed, "Seed of weights and inputs");
   cmd->add_option("--test-fault", opt->test_fault, "TEST ONLY: SUBSTRING=trap|spin[@build],...");
+  cmd->add_option("--device", opt->device, "GPU ordinal (backend gpu)");
   cmd->add_flag("--exit-after-launch-error", opt->exit_after_launch_error,
                 "Exit after answering a launch error (always so for gpu)");
   cmd->callback([opt, &exit_code] { run_worker(*opt, exit_code); });

@@ -1,7 +1,11 @@
 #include "autotune/tune/protocol_run.hpp"
 
+#include <algorithm>
 #include <map>
+#include <mutex>
+#include <numeric>
 #include <optional>
+#include <thread>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "autotune/tune/journaled_row.hpp"
 #include "autotune/tune/manifest.hpp"
 #include "autotune/tune/markdown_summary.hpp"
+#include "autotune/tune/shard_plan.hpp"
 #include "autotune/tune/time_split.hpp"
 #include "autotune/tune/withdrawn_rows.hpp"
 
@@ -162,6 +167,39 @@ WrittenRows write_rows(const TunePlan& plan, const ProtocolRun& run,
   return out;
 }
 
+// After every bucket is decided: the rows, the last word of the report and summary, the
+// console's account and the totals.
+ProtocolTotals finish_run(const TunePlan& plan, const ProtocolRun& run,
+                          const std::vector<JournalEntry>& entries, std::size_t resumed) {
+  auto const written = write_rows(plan, run, entries);
+  // The last word of the report and summary: what the table gained and lost.
+  write_report(run, entries, resumed, written.changes);
+  write_summary(run, entries, written.changes);
+  auto const totals = count_outcomes(entries);
+  // write_tuned_rows counts the rows it *replaced* (same key already in the file) apart from
+  // the rows written: report both, and name the file whenever a row went into or out of it.
+  bool const touched = written.written > 0 || !written.changes.withdrawn.empty();
+  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced, {} withdrawn); "
+             "report {}{}{}\n",
+             written.written, plan.buckets.size(), written.written,
+             touched ? run.output.string() : "(nothing)", written.replaced,
+             written.changes.withdrawn.size(), (run.report_dir / "report.json").string(),
+             run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "",
+             resumed ? fmt::format("; {} bucket(s) taken from the journal", resumed) : "");
+  if (totals.baseline_failed > 0) {
+    fmt::print("{} bucket(s) not tuned because their baseline failed (see summary.md); exit "
+               "code {}\n",
+               totals.baseline_failed, kExitBaselineFailed);
+  }
+  if (totals.setup_failed > 0) {
+    fmt::print("{} bucket(s) not tuned because their set-up failed (not journaled: rerun with "
+               "--resume to measure them); exit code {}\n",
+               totals.setup_failed, kExitSetupFailed);
+  }
+  return totals;
+}
+
+
 }  // namespace
 
 TuneHooks bucket_hooks(const std::filesystem::path& report_dir, std::int64_t line,
@@ -186,8 +224,12 @@ int ProtocolTotals::exit_code() const {
   return 0;
 }
 
-ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
-                            const ProtocolRun& run) {
+namespace {
+
+// The buckets one after another on one sampler; `device` (if not empty) named in each
+// measured bucket's report.
+ProtocolTotals run_sequential(const TunePlan& plan, measure::Sampler& sampler, const ProtocolRun& run,
+                              const std::string& device) {
   std::filesystem::create_directories(run.report_dir);
   if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
 
@@ -215,6 +257,7 @@ ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
                       bucket_hooks(run.report_dir, bucket.line, run.provenance.decision_code_sha256));
       fmt::print("  => {}\n", result.summary);
       entries.push_back(journal_entry(result, run.rows, run.protocol, run.provenance));
+      if (!device.empty()) entries.back().report["device"] = device;
       if (result.setup_failure) {
         // Not decided: the journal must not hold it, so that --resume measures it again.
         fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
@@ -229,32 +272,104 @@ ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
     write_report(run, entries, resumed);
     write_summary(run, entries);
   }
-  auto const written = write_rows(plan, run, entries);
-  // The last word of the report and summary: what the table gained and lost.
-  write_report(run, entries, resumed, written.changes);
-  write_summary(run, entries, written.changes);
-  auto const totals = count_outcomes(entries);
-  // write_tuned_rows counts the rows it *replaced* (same key already in the file) apart from
-  // the rows written: report both, and name the file whenever a row went into or out of it.
-  bool const touched = written.written > 0 || !written.changes.withdrawn.empty();
-  fmt::print("\n{} of {} buckets qualified; {} rows written to {} ({} replaced, {} withdrawn); "
-             "report {}{}{}\n",
-             written.written, plan.buckets.size(), written.written,
-             touched ? run.output.string() : "(nothing)", written.replaced,
-             written.changes.withdrawn.size(), (run.report_dir / "report.json").string(),
-             run.provenance.sampler == "replay" ? " (replayed samples, not a measurement)" : "",
-             resumed ? fmt::format("; {} bucket(s) taken from the journal", resumed) : "");
-  if (totals.baseline_failed > 0) {
-    fmt::print("{} bucket(s) not tuned because their baseline failed (see summary.md); exit "
-               "code {}\n",
-               totals.baseline_failed, kExitBaselineFailed);
+  return finish_run(plan, run, entries, resumed);
+}
+
+}  // namespace
+
+ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
+                            const ProtocolRun& run) {
+  return run_sequential(plan, sampler, run, "");
+}
+
+ProtocolTotals run_protocol(const TunePlan& plan, const std::vector<DeviceWorker>& workers,
+                            const ProtocolRun& run) {
+  if (workers.empty()) throw Error("run_protocol: no measuring worker");
+  if (workers.size() == 1) return run_sequential(plan, *workers.front().sampler, run, workers.front().device);
+  std::filesystem::create_directories(run.report_dir);
+  if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
+
+  auto const identity = journal_identity(run.provenance, run.protocol, run.journal.identity);
+  std::map<std::string, JournalEntry> decided;
+  auto journal = open_journal(run, identity, decided);
+
+  // Slots in plan order; the journal's buckets first (a key is taken once, as above).
+  std::vector<std::optional<JournalEntry>> slots(plan.buckets.size());
+  std::vector<std::size_t> todo;
+  std::size_t resumed = 0;
+  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+    if (auto it = decided.find(plan.buckets[i].key.describe()); it != decided.end()) {
+      fmt::print("line {}: bucket token={} decided in the journal (journal line {}): {}\n",
+                 plan.buckets[i].line, plan.buckets[i].key.token, it->second.journal_line,
+                 it->second.summary);
+      slots[i] = std::move(it->second);
+      decided.erase(it);
+      ++resumed;
+    } else {
+      todo.push_back(i);
+    }
   }
-  if (totals.setup_failed > 0) {
-    fmt::print("{} bucket(s) not tuned because their set-up failed (not journaled: rerun with "
-               "--resume to measure them); exit code {}\n",
-               totals.setup_failed, kExitSetupFailed);
+  // Largest first, so the last bucket to start is a short one (ties: list order).
+  std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
+    return bucket_cost(plan.buckets[a]) > bucket_cost(plan.buckets[b]);
+  });
+  fmt::print("{} bucket(s) to measure on {} devices, largest first\n", todo.size(), workers.size());
+
+  std::mutex lock;  // the queue, the slots, the journal, the reports and the console
+  std::size_t next = 0;
+  std::exception_ptr failure;  // the first error a worker hit: the run stops after it
+  auto decided_so_far = [&] {
+    std::vector<JournalEntry> out;
+    for (auto const& e : slots)
+      if (e) out.push_back(*e);
+    return out;
+  };
+  auto work = [&](const DeviceWorker& worker) {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::lock_guard<std::mutex> guard(lock);
+        if (failure || next == todo.size()) return;
+        i = todo[next++];
+      }
+      auto const& bucket = plan.buckets[i];
+      // A bucket's progress lines are printed together once it is decided, under its device.
+      std::string log;
+      auto hooks = bucket_hooks(run.report_dir, bucket.line, run.provenance.decision_code_sha256);
+      hooks.log = [&log](std::string_view text) { log += fmt::format("  {}\n", text); };
+      try {
+        auto const result = tune_bucket(bucket, *worker.sampler, run.protocol, hooks);
+        auto entry = journal_entry(result, run.rows, run.protocol, run.provenance);
+        entry.report["device"] = worker.device;
+        std::lock_guard<std::mutex> guard(lock);
+        fmt::print("\n[{}] bucket token={} at M={} (line {})\n{}  => {}\n", worker.device,
+                   bucket.key.token, bucket.M, bucket.line, log, result.summary);
+        slots[i] = std::move(entry);
+        if (result.setup_failure) {
+          fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
+                     "on, and `tune --resume` retries it\n",
+                     bucket.line, bucket.key.token);
+        } else {
+          journal.record(*slots[i]);
+        }
+        auto const so_far = decided_so_far();
+        write_report(run, so_far, resumed);
+        write_summary(run, so_far);
+      } catch (...) {
+        std::lock_guard<std::mutex> guard(lock);
+        if (!failure) failure = std::current_exception();
+        return;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (auto const& w : workers) threads.emplace_back(work, std::cref(w));
   }
-  return totals;
+  if (failure) std::rethrow_exception(failure);
+  std::vector<JournalEntry> entries;
+  for (auto& e : slots) entries.push_back(std::move(*e));
+  return finish_run(plan, run, entries, resumed);
 }
 
 }  // namespace moetune::tune

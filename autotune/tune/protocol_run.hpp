@@ -72,6 +72,21 @@ struct ProtocolTotals {
 ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
                             const ProtocolRun& run);
 
+// One measuring worker of a run over several devices (`tune --devices`): its own sampler (the
+// isolated worker of one GPU, or a replay) and the name the report gives the device.
+struct DeviceWorker {
+  measure::Sampler* sampler = nullptr;
+  std::string device;  // "gpu 0 (NVIDIA H200, 0000:19:00.0)", "replay worker 1"
+};
+
+// run_protocol over several workers at once: the undecided buckets go largest first
+// (bucket_cost, ties in list order) to whichever worker is free, so each bucket is measured
+// wholly by one worker and no two workers share one. Journal, report and summary are written
+// under one lock as each bucket is decided; they list the buckets in plan order, each bucket's
+// report naming its device. With one worker this is run_protocol above.
+ProtocolTotals run_protocol(const TunePlan& plan, const std::vector<DeviceWorker>& workers,
+                            const ProtocolRun& run);
+
 // The hooks of one bucket of a run: its manifest declared, on disk, before the first
 // confirmation sample (report_dir/manifest_line<line>.json, naming the decision code that
 // will judge the confirmation when decision_code_sha256 is given), and the protocol's log

@@ -11,15 +11,7 @@ source "$(dirname "$0")/cli_harness.sh"
 pid=
 trap '[[ -n $pid ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT  # the killed shard too
 
-space=$source_dir/search_spaces/ci.json
-list=$work/list.csv
-{ head -1 "$source_dir/test/apps/replay_untuned_small.csv"
-  for t in 16 32 64 128 256; do sed -n 2p "$source_dir/test/apps/replay_untuned_small.csv" | sed "s/^16,/$t,/"; done
-} >"$list"
-cd "$work" || exit 1
-"$moe_tune" compile --space "$space" --arch sm_90 --cache-dir "$work/cache" -j 2 >/dev/null 2>&1
-tune() { "$moe_tune" tune --replay "$model" --space "$space" -i "$list" --cache-dir "$work/cache" -j 2 "$@"; }
-model=$source_dir/test/apps/replay_model_small.json
+five_bucket_replay  # list, space, model, the compiled cache and tune() (cli_harness.sh)
 
 # 1. The whole run.
 tune -o "$work/all.csv" >"$work/all.txt" 2>&1 || fail "the whole run exited $?"
