@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <thread>
 #include <span>
@@ -167,6 +166,23 @@ WrittenRows write_rows(const TunePlan& plan, const ProtocolRun& run,
   return out;
 }
 
+// Before the first bucket: the output folders, and the journal (continued or new) with the
+// buckets it already decided.
+JournalWriter start_run(const ProtocolRun& run, std::map<std::string, JournalEntry>& decided) {
+  std::filesystem::create_directories(run.report_dir);
+  if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
+  auto const identity = journal_identity(run.provenance, run.protocol, run.journal.identity);
+  return open_journal(run, identity, decided);
+}
+
+// A bucket whose set-up failed is not decided: the journal must not hold it, so that --resume
+// measures it again.
+void print_not_journaled(const measure::BucketPlan& bucket) {
+  fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
+             "on, and `tune --resume` retries it\n",
+             bucket.line, bucket.key.token);
+}
+
 // After every bucket is decided: the rows, the last word of the report and summary, the
 // console's account and the totals.
 ProtocolTotals finish_run(const TunePlan& plan, const ProtocolRun& run,
@@ -199,7 +215,6 @@ ProtocolTotals finish_run(const TunePlan& plan, const ProtocolRun& run,
   return totals;
 }
 
-
 }  // namespace
 
 TuneHooks bucket_hooks(const std::filesystem::path& report_dir, std::int64_t line,
@@ -230,12 +245,8 @@ namespace {
 // measured bucket's report.
 ProtocolTotals run_sequential(const TunePlan& plan, measure::Sampler& sampler, const ProtocolRun& run,
                               const std::string& device) {
-  std::filesystem::create_directories(run.report_dir);
-  if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
-
-  auto const identity = journal_identity(run.provenance, run.protocol, run.journal.identity);
   std::map<std::string, JournalEntry> decided;
-  auto journal = open_journal(run, identity, decided);
+  auto journal = start_run(run, decided);
 
   std::vector<JournalEntry> entries;  // one per bucket, in plan order
   std::size_t resumed = 0;
@@ -259,10 +270,7 @@ ProtocolTotals run_sequential(const TunePlan& plan, measure::Sampler& sampler, c
       entries.push_back(journal_entry(result, run.rows, run.protocol, run.provenance));
       if (!device.empty()) entries.back().report["device"] = device;
       if (result.setup_failure) {
-        // Not decided: the journal must not hold it, so that --resume measures it again.
-        fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
-                   "on, and `tune --resume` retries it\n",
-                   bucket.line, bucket.key.token);
+        print_not_journaled(bucket);
       } else {
         // Journaled (and on disk) before anything else: from here a kill loses nothing.
         journal.record(entries.back());
@@ -286,12 +294,8 @@ ProtocolTotals run_protocol(const TunePlan& plan, const std::vector<DeviceWorker
                             const ProtocolRun& run) {
   if (workers.empty()) throw Error("run_protocol: no measuring worker");
   if (workers.size() == 1) return run_sequential(plan, *workers.front().sampler, run, workers.front().device);
-  std::filesystem::create_directories(run.report_dir);
-  if (run.output.has_parent_path()) std::filesystem::create_directories(run.output.parent_path());
-
-  auto const identity = journal_identity(run.provenance, run.protocol, run.journal.identity);
   std::map<std::string, JournalEntry> decided;
-  auto journal = open_journal(run, identity, decided);
+  auto journal = start_run(run, decided);
 
   // Slots in plan order; the journal's buckets first (a key is taken once, as above).
   std::vector<std::optional<JournalEntry>> slots(plan.buckets.size());
@@ -346,9 +350,7 @@ ProtocolTotals run_protocol(const TunePlan& plan, const std::vector<DeviceWorker
                    bucket.key.token, bucket.M, bucket.line, log, result.summary);
         slots[i] = std::move(entry);
         if (result.setup_failure) {
-          fmt::print("  line {}: bucket token={} not journaled (its set-up failed); the run goes "
-                     "on, and `tune --resume` retries it\n",
-                     bucket.line, bucket.key.token);
+          print_not_journaled(bucket);
         } else {
           journal.record(*slots[i]);
         }
