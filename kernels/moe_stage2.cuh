@@ -68,38 +68,30 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   else gemm_tile<Cfg>(g, smem);
   allow_next_kernel_start();  // the epilogue is left (moetune_portability.h)
 
+  // Four columns per item. reduce: a plain 16-byte store of the slot's row. atomic: one vector
+  // reduction into the token's row (atomic_add_f32x4: one 16-byte L2 atomic on sm_90 instead
+  // of four). Rows start 16-byte aligned: H is a multiple of 32 (moe_shape.cpp), block_n and
+  // c_stride multiples of 4.
+  static_assert(Cfg::block_n % 4 == 0 && Cfg::c_stride % 4 == 0, "16-byte epilogue items");
   const float* ct = reinterpret_cast<const float*>(smem);
-  if (Cfg::reduce) {
-    constexpr int items = Cfg::block_m * (Cfg::block_n / 4);
-    for (int it = tid; it < items; it += Cfg::threads) {
-      int const r = it / (Cfg::block_n / 4);
-      int const c = (it % (Cfg::block_n / 4)) * 4;
-      int const s = row_slot[r];
-      if (s < 0 || n0 + c >= H) continue;
-      // (test_break: TEST ONLY, moe_test_break.cuh; always false in production units)
-      float const wgt = Cfg::doweight_stage1 || test_break == test_break_skip_routing_weight
-                            ? 1.0f
-                            : topk_weights[s];
-      const float* src = ct + r * Cfg::c_stride + c;
+  constexpr int items = Cfg::block_m * (Cfg::block_n / 4);
+  for (int it = tid; it < items; it += Cfg::threads) {
+    int const r = it / (Cfg::block_n / 4);
+    int const c = (it % (Cfg::block_n / 4)) * 4;
+    int const s = row_slot[r];
+    if (s < 0 || n0 + c >= H) continue;
+    // (test_break: TEST ONLY, moe_test_break.cuh; always false in production units)
+    float const wgt = Cfg::doweight_stage1 || test_break == test_break_skip_routing_weight
+                          ? 1.0f
+                          : topk_weights[s];
+    const float* src = ct + r * Cfg::c_stride + c;
+    float const v0 = src[0] * wgt, v1 = src[1] * wgt, v2 = src[2] * wgt, v3 = src[3] * wgt;
+    if constexpr (Cfg::reduce) {
       *reinterpret_cast<u32x4*>(partial + static_cast<u64>(s) * H + n0 + c) =
-          u32x4{__builtin_bit_cast(u32, src[0] * wgt), __builtin_bit_cast(u32, src[1] * wgt),
-                __builtin_bit_cast(u32, src[2] * wgt), __builtin_bit_cast(u32, src[3] * wgt)};
-    }
-  } else {
-    constexpr int items = Cfg::block_m * (Cfg::block_n / 2);
-    for (int it = tid; it < items; it += Cfg::threads) {
-      int const r = it / (Cfg::block_n / 2);
-      int const c = (it % (Cfg::block_n / 2)) * 2;
-      int const s = row_slot[r];
-      if (s < 0 || n0 + c >= H) continue;
-      // (test_break: TEST ONLY, moe_test_break.cuh; always false in production units)
-      float const wgt = Cfg::doweight_stage1 || test_break == test_break_skip_routing_weight
-                            ? 1.0f
-                            : topk_weights[s];
-      int const t = s / topk;
-      float* const acc = partial + static_cast<u64>(t) * H + n0 + c;
-      atomic_add_f32(acc, ct[r * Cfg::c_stride + c] * wgt);
-      atomic_add_f32(acc + 1, ct[r * Cfg::c_stride + c + 1] * wgt);
+          u32x4{__builtin_bit_cast(u32, v0), __builtin_bit_cast(u32, v1),
+                __builtin_bit_cast(u32, v2), __builtin_bit_cast(u32, v3)};
+    } else {
+      atomic_add_f32x4(partial + static_cast<u64>(s / topk) * H + n0 + c, v0, v1, v2, v3);
     }
   }
 }
