@@ -92,6 +92,7 @@ class Device {
 
 class Stream;
 class GraphExec;
+struct ExternalStream;
 
 // An ordered queue of GPU work. Created non-blocking so that it never synchronises with the
 // legacy default stream that other libraries may use.
@@ -216,6 +217,7 @@ class GraphExec {
   GraphExec& operator=(const GraphExec&) = delete;
 
   void launch(const Stream& stream) const;
+  void launch(ExternalStream stream) const;  // an engine's stream (never one being captured)
   [[nodiscard]] bool valid() const { return m_exec != nullptr; }
 
  private:
@@ -260,6 +262,10 @@ struct KernelAttributes {
 struct ExternalStream {
   void* native_handle = nullptr;
 };
+
+// Whether work queued on `stream` is being captured into a graph (an engine capturing its
+// step) rather than run: a graph cannot be launched into a capture.
+[[nodiscard]] bool is_capturing(const Device& device, ExternalStream stream);
 
 // How a launch is ordered against the kernel before it on the same stream.
 enum class LaunchOrder {

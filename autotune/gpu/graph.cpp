@@ -41,6 +41,11 @@ void GraphExec::launch(const Stream& stream) const {
                    native(stream));
 }
 
+void GraphExec::launch(ExternalStream stream) const {
+  MOETUNE_GPU_CALL(m_device, graph_launch, static_cast<vendor::graph_exec_t>(m_exec),
+                   static_cast<vendor::stream_t>(stream.native_handle));
+}
+
 GraphCapture::GraphCapture(Stream& stream) : m_stream(&stream) {
   MOETUNE_GPU_CALL(&stream.device(), stream_begin_capture, native(stream),
                    vendor::capture_mode_thread_local);

@@ -32,6 +32,13 @@ void Stream::synchronize() const {
   MOETUNE_GPU_CALL(m_device, stream_synchronize, static_cast<vendor::stream_t>(m_handle));
 }
 
+bool is_capturing(const Device& device, ExternalStream stream) {
+  bool capturing = false;
+  MOETUNE_GPU_CALL(&device, stream_is_capturing,
+                   static_cast<vendor::stream_t>(stream.native_handle), &capturing);
+  return capturing;
+}
+
 std::string_view to_string(Vendor vendor) {
   return vendor == Vendor::nvidia ? "nvidia" : "amd";
 }

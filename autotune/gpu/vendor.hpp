@@ -131,6 +131,13 @@ inline status_t graph_instantiate(graph_exec_t* exec, graph_t graph) {
   return cuda::driver().cuGraphInstantiate(exec, graph, 0);
 }
 inline constexpr auto capture_mode_thread_local = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+inline constexpr char stream_is_capturing_name[] = "cuStreamIsCapturing";
+inline status_t stream_is_capturing(stream_t stream, bool* capturing) {
+  CUstreamCaptureStatus status{};
+  status_t const rc = cuda::driver().cuStreamIsCapturing(stream, &status);
+  *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+  return rc;
+}
 inline constexpr char func_set_max_dynamic_shared_name[] = "cuFuncSetAttribute";
 inline status_t func_set_max_dynamic_shared(function_t function, int bytes) {
   return cuda::driver().cuFuncSetAttribute(
@@ -175,6 +182,13 @@ inline status_t graph_instantiate(graph_exec_t* exec, graph_t graph) {
   return hipGraphInstantiate(exec, graph, nullptr, nullptr, 0);
 }
 inline constexpr auto capture_mode_thread_local = hipStreamCaptureModeThreadLocal;
+inline constexpr char stream_is_capturing_name[] = "hipStreamIsCapturing";
+inline status_t stream_is_capturing(stream_t stream, bool* capturing) {
+  hipStreamCaptureStatus status{};
+  status_t const rc = hipStreamIsCapturing(stream, &status);
+  *capturing = status != hipStreamCaptureStatusNone;
+  return rc;
+}
 // HIP 5.2's hipFuncSetAttribute takes a host-side kernel stub, not a module function, and AMD
 // GPUs give every kernel the full LDS without opting in: the GPU layer checks the request
 // against the device limit instead (module.cpp).

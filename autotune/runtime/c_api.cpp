@@ -160,6 +160,7 @@ moetune_status moetune_layer_prepare(moetune_context* context, const moetune_lay
                                      weights->w2_scales};
     auto layer = std::make_unique<moetune_layer>();
     layer->impl = context->impl->prepare(spec, w);
+    layer->device = &context->impl->device();
     *out = layer.release();
   });
 }
@@ -200,5 +201,28 @@ moetune_status moetune_forward(const moetune_layer* layer, const moetune_forward
     layer->impl->forward(*args);
   });
 }
+
+moetune_status moetune_forward_plan_create(const moetune_layer* layer,
+                                           const moetune_forward_args* args,
+                                           moetune_forward_plan** out) {
+  return guarded("moetune_forward_plan_create", [&] {
+    require(out, "out");
+    *out = nullptr;
+    require(layer, "layer");
+    require(args, "args");
+    auto plan = std::make_unique<moetune_forward_plan>();
+    plan->impl = std::make_unique<moetune::runtime::ForwardPlan>(*layer->impl, *layer->device, *args);
+    *out = plan.release();
+  });
+}
+
+moetune_status moetune_forward_plan_launch(const moetune_forward_plan* plan, void* stream) {
+  return guarded("moetune_forward_plan_launch", [&] {
+    require(plan, "plan");
+    plan->impl->launch(stream);
+  });
+}
+
+void moetune_forward_plan_destroy(moetune_forward_plan* plan) { delete plan; }
 
 }  // extern "C"

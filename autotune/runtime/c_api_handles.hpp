@@ -4,6 +4,7 @@
 // installed; an engine sees only the opaque types).
 #include <memory>
 
+#include "autotune/runtime/forward_plan.hpp"
 #include "autotune/runtime/prepared_layer.hpp"
 #include "autotune/runtime/runtime_context.hpp"
 #include "moetune/moetune.h"
@@ -14,4 +15,9 @@ struct moetune_context {
 
 struct moetune_layer {
   std::unique_ptr<moetune::runtime::PreparedLayer> impl;
+  const moetune::gpu::Device* device = nullptr;  // the context's, which outlives the layer
+};
+
+struct moetune_forward_plan {
+  std::unique_ptr<moetune::runtime::ForwardPlan> impl;
 };

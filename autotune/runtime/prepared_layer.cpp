@@ -115,7 +115,7 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
   m_v.accumulator_words = static_cast<std::int64_t>(a.tokens) * b.accumulator_words_per_token;
 }
 
-void ForwardLaunches::enqueue() const {
+void ForwardLaunches::enqueue(gpu::LaunchOrder order) const {
   auto const& b = *m_bucket;
   for (auto const& l : b.launches) {
     void** args = nullptr;
@@ -127,7 +127,7 @@ void ForwardLaunches::enqueue() const {
     }
     // early_start: every MoE kernel waits on the device for the one before it
     // (kernels/moetune_portability.h), so the four launches overlap each other's tails.
-    l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args, gpu::LaunchOrder::early_start);
+    l.kernel.launch(l.grid, l.block, l.dynamic_shared_bytes, m_stream, args, order);
   }
 }
 

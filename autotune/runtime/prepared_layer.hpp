@@ -77,8 +77,10 @@ class ForwardLaunches {
   ForwardLaunches(const ForwardLaunches&) = delete;
   ForwardLaunches& operator=(const ForwardLaunches&) = delete;
 
-  // The launches in order on the call's stream; throws GpuError when one fails.
-  void enqueue() const;
+  // The launches in order on the call's stream; throws GpuError when one fails. forward()
+  // overlaps each launch with the kernel before it; the host-cost benchmark also times them
+  // serial (LaunchOrder::serial) to show what the overlap attribute costs the host.
+  void enqueue(gpu::LaunchOrder order = gpu::LaunchOrder::early_start) const;
   [[nodiscard]] std::size_t size() const { return m_bucket->launches.size(); }
 
  private:

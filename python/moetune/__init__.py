@@ -38,6 +38,7 @@ from ._capi import (
 __all__ = [
     "ActivationType",
     "Context",
+    "ForwardPlan",
     "Layer",
     "MoetuneError",
     "QuantType",
@@ -243,10 +244,8 @@ class Layer:
         return {"bucket_tokens": bucket.value, "kernel_name1": n1.value.decode(),
                 "kernel_name2": n2.value.decode(), "from_row": bool(from_row.value)}
 
-    def forward(self, hidden_states, topk_weight, topk_ids, a1_scale=None, out=None,
-                workspace=None):
-        """y = MoE(hidden_states) on the current torch stream. Allocations (output, workspace
-        when not given) go through torch's allocator, so the call can be graph-captured."""
+    def _call(self, hidden_states, topk_weight, topk_ids, a1_scale, out, workspace):
+        """The checked arguments of one call: (ForwardArgs, out, the tensors it points to)."""
         torch = _torch()
         device = self.context.device
         M = hidden_states.shape[0]
@@ -280,10 +279,67 @@ class Layer:
                            topk_ids.data_ptr(), topk_weight.data_ptr(), out.data_ptr(), M,
                            workspace.data_ptr(), workspace.numel() * workspace.element_size(),
                            stream)
+        return args, out, (hidden_states, a1_scale, topk_ids, topk_weight, out, workspace)
+
+    def forward(self, hidden_states, topk_weight, topk_ids, a1_scale=None, out=None,
+                workspace=None):
+        """y = MoE(hidden_states) on the current torch stream. Allocations (output, workspace
+        when not given) go through torch's allocator, so the call can be graph-captured."""
+        args, out, _ = self._call(hidden_states, topk_weight, topk_ids, a1_scale, out, workspace)
         status = self._forward(self._handle, ctypes.byref(args))
         if status != 0:
             check(status)
         return out
+
+    def plan(self, hidden_states, topk_weight, topk_ids, a1_scale=None, out=None,
+             workspace=None) -> "ForwardPlan":
+        """A planned forward for these very tensors (moetune_forward_plan_create): each
+        launch() runs the layer on them, with whatever values they hold then, in one graph
+        launch. For an engine that reuses its buffers and does not capture its step itself;
+        not inside a graph capture (it allocates). topk_ids and topk_weight must already be
+        int32 and float32 and contiguous (a converted copy would not see later writes)."""
+        torch = _torch()
+        if topk_ids.dtype != torch.int32 or topk_weight.dtype != torch.float32 or \
+                not topk_ids.is_contiguous() or not topk_weight.is_contiguous():
+            raise MoetuneError(2, "plan: topk_ids must be contiguous int32 and topk_weight "
+                                  "contiguous float32 (the plan reads these very tensors)")
+        args, out, tensors = self._call(hidden_states, topk_weight, topk_ids, a1_scale, out,
+                                        workspace)
+        handle = ctypes.c_void_p()
+        check(lib().moetune_forward_plan_create(self._handle, ctypes.byref(args),
+                                                ctypes.byref(handle)))
+        return ForwardPlan(self, handle, out, tensors)
+
+
+class ForwardPlan:
+    """A planned forward (moetune_forward_plan): keeps its layer and tensors alive."""
+
+    def __init__(self, layer, handle, out, tensors):
+        self.layer = layer
+        self.out = out
+        self._handle = handle
+        self._tensors = tensors
+        self._launch = lib().moetune_forward_plan_launch
+
+    def launch(self):
+        """Runs the layer on the plan's tensors on the current torch stream; returns out."""
+        torch = _torch()
+        status = self._launch(self._handle,
+                              torch.cuda.current_stream(self.layer.context.device).cuda_stream)
+        if status != 0:
+            check(status)
+        return self.out
+
+    def close(self):
+        if self._handle:
+            lib().moetune_forward_plan_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 _contexts: dict = {}

@@ -128,6 +128,9 @@ def _declare(lib):
              p(ctypes.c_char_p), p(ctypes.c_int)],
         ),
         "moetune_forward": (status, [ctypes.c_void_p, p(ForwardArgs)]),
+        "moetune_forward_plan_create": (status, [ctypes.c_void_p, p(ForwardArgs), p(ctypes.c_void_p)]),
+        "moetune_forward_plan_launch": (status, [ctypes.c_void_p, ctypes.c_void_p]),
+        "moetune_forward_plan_destroy": (None, [ctypes.c_void_p]),
     }
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)

@@ -201,6 +201,26 @@ class FusedMoeTest(unittest.TestCase):
             torch.cuda.synchronize()
             assert_close(self, out, layer.reference(x, ids, weights), f"replay {replay}")
 
+    def test_planned_forward_reads_its_tensors(self):
+        # Layer.plan: one graph launch per call, with the values the tensors hold then.
+        layer = Layer(1024, 256, 32, 4, "a16w4", seed=3)
+        prepared = moetune.get_context().prepare(layer.w1, layer.w2, topk=4,
+                                                 w1_scale=layer.w1_scale,
+                                                 w2_scale=layer.w2_scale, max_tokens=64)
+        M = 40
+        x, ids, weights = layer.inputs(M)
+        plan = prepared.plan(x, weights, ids)
+        for launch in range(3):
+            x2, ids2, weights2 = layer.inputs(M)
+            x.copy_(x2), ids.copy_(ids2), weights.copy_(weights2)
+            plan.out.fill_(float("nan"))
+            y = plan.launch()
+            torch.cuda.synchronize()
+            assert_close(self, y, layer.reference(x, ids, weights), f"launch {launch}")
+        plan.close()
+        with self.assertRaises(moetune.MoetuneError):
+            prepared.plan(x, weights, ids.to(torch.int64))  # a converted copy would go stale
+
     def test_tuned_table_on_its_device(self):
         # Session 9's published rows: withdrawn from the current table in session 10 (every
         # one slower than the wgmma default), kept in its results folder as a real tuned table.

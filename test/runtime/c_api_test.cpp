@@ -24,6 +24,15 @@ TEST_CASE("the C API reports NULL arguments as errors with messages") {
   CHECK(moetune_workspace_size(nullptr, 1, &bytes) == MOETUNE_ERROR_NULL_POINTER);
   CHECK(moetune_layer_selection(nullptr, 1, nullptr, nullptr, nullptr, nullptr) ==
         MOETUNE_ERROR_NULL_POINTER);
+  moetune_forward_plan* plan = reinterpret_cast<moetune_forward_plan*>(1);
+  CHECK(moetune_forward_plan_create(nullptr, nullptr, &plan) == MOETUNE_ERROR_NULL_POINTER);
+  CHECK(plan == nullptr);  // cleared on failure
+  CHECK_THAT(std::string(moetune_last_error()), Catch::Contains("moetune_forward_plan_create") &&
+                                                    Catch::Contains("layer is NULL"));
+  CHECK(moetune_forward_plan_create(nullptr, nullptr, nullptr) == MOETUNE_ERROR_NULL_POINTER);
+  CHECK(moetune_forward_plan_launch(nullptr, nullptr) == MOETUNE_ERROR_NULL_POINTER);
+  CHECK_THAT(std::string(moetune_last_error()), Catch::Contains("plan is NULL"));
+  moetune_forward_plan_destroy(nullptr);
   CHECK(std::string(moetune_layer_report(nullptr)).empty());
   moetune_layer_destroy(nullptr);
   moetune_context_destroy(nullptr);

@@ -265,6 +265,75 @@ TEST_CASE("forward is captured into a graph and replays with new inputs", "[gpu]
   }
 }
 
+// A planned forward (moetune_forward_plan_*): the same output as forward, bit for bit, for
+// every dtype, with new values in the same buffers between launches; launched into a stream
+// that is being captured it enqueues forward's launches, and the engine's graph replays them;
+// a plan for M = 0 runs nothing; a plan checks its call as forward does.
+TEST_CASE("a planned forward is forward in one graph launch", "[gpu]") {
+  ContextHolder holder;
+  for (auto dtype : {moe::DtypePath::a16w4, moe::DtypePath::a8w4, moe::DtypePath::bf16}) {
+    DYNAMIC_SECTION(moe::to_string(dtype)) {
+      PreparedFixture f(holder.context, dtype, "runtime_gpu_plan");
+      gpu::Stream stream(f.device);
+      for (std::int64_t M : {3, 16, 200}) {
+        INFO("M=" << M);
+        Call call(f, M, 5);
+        auto const args = call.args(stream.native_handle());
+        moetune_forward_plan* plan = nullptr;
+        REQUIRE_OK(moetune_forward_plan_create(f.layer, &args, &plan));
+        std::vector<std::uint16_t> by_forward, by_plan;
+        for (std::uint64_t round = 0; round < 2; ++round) {
+          call.fill(f, 300 + round);  // same addresses, new values
+          call.y.memset(0xFF);
+          REQUIRE_OK(moetune_forward(f.layer, &args));
+          stream.synchronize();
+          by_forward = call.y.download_as<std::uint16_t>();
+          call.y.memset(0xFF);
+          REQUIRE_OK(moetune_forward_plan_launch(plan, stream.native_handle()));
+          stream.synchronize();
+          by_plan = call.y.download_as<std::uint16_t>();
+          auto const result = call.compare();
+          INFO("round " << round << ": " << result.summary());
+          CHECK(result.passed());
+          // An atomic stage two may add in another order: equal to the reference's tolerance
+          // above, and bit for bit only where the configuration is deterministic.
+          std::int64_t bucket = 0;
+          const char* name2 = nullptr;
+          REQUIRE_OK(moetune_layer_selection(f.layer, M, &bucket, nullptr, &name2, nullptr));
+          if (!std::string(name2).ends_with("_atomic")) CHECK(by_plan == by_forward);
+        }
+        // Into a capture: forward's launches, which the captured graph replays.
+        gpu::GraphExec graph;
+        {
+          gpu::GraphCapture capture(stream);
+          REQUIRE_OK(moetune_forward_plan_launch(plan, stream.native_handle()));
+          graph = capture.finish();
+        }
+        call.fill(f, 400);
+        call.y.memset(0xFF);
+        graph.launch(stream);
+        stream.synchronize();
+        auto const captured = call.compare();
+        INFO("captured: " << captured.summary());
+        CHECK(captured.passed());
+        moetune_forward_plan_destroy(plan);
+      }
+      Call call(f, 8, 5);
+      auto args = call.args(stream.native_handle());
+      args.tokens = 0;  // nothing to run
+      moetune_forward_plan* empty = nullptr;
+      REQUIRE_OK(moetune_forward_plan_create(f.layer, &args, &empty));
+      REQUIRE_OK(moetune_forward_plan_launch(empty, stream.native_handle()));
+      moetune_forward_plan_destroy(empty);
+      args = call.args(stream.native_handle());
+      args.workspace_bytes = 1;
+      moetune_forward_plan* refused = reinterpret_cast<moetune_forward_plan*>(1);
+      CHECK(moetune_forward_plan_create(f.layer, &args, &refused) == MOETUNE_ERROR_WORKSPACE);
+      CHECK(refused == nullptr);
+    }
+  }
+}
+
 TEST_CASE("forward refuses bad arguments with a status and a message", "[gpu]") {
   ContextHolder holder;
   PreparedFixture f(holder.context, moe::DtypePath::a8w4, "runtime_gpu_errors");
@@ -357,7 +426,13 @@ TEST_CASE("host cost of one forward", "[.host_cost][gpu]") {
     stream.synchronize();
     constexpr int batch = 64;  // 320 launches at most: far below the driver's queue depth
     constexpr int short_batch = 4;
-    std::vector<double> forward_us, bare_us, span_us, short_us, select_us;
+    // The planned forward (moetune_forward_plan_launch: its capture check and one graph
+    // launch) beside forward, and the bare launches without the overlap attribute.
+    moetune_forward_plan* plan = nullptr;
+    REQUIRE_OK(moetune_forward_plan_create(f.layer, &args, &plan));
+    REQUIRE_OK(moetune_forward_plan_launch(plan, stream.native_handle()));
+    stream.synchronize();
+    std::vector<double> forward_us, bare_us, span_us, short_us, select_us, plan_us, serial_us;
     auto time_forward = [&] {
       gpu_start.record(stream);
       forward_us.push_back(host_us_per_call(batch, [&] { (void)moetune_forward(f.layer, &args); }));
@@ -381,6 +456,12 @@ TEST_CASE("host cost of one forward", "[.host_cost][gpu]") {
       short_us.push_back(
           host_us_per_call(short_batch, [&] { (void)moetune_forward(f.layer, &args); }));
       stream.synchronize();
+      plan_us.push_back(host_us_per_call(batch, [&] {
+        (void)moetune_forward_plan_launch(plan, stream.native_handle());
+      }));
+      stream.synchronize();
+      serial_us.push_back(host_us_per_call(batch, [&] { bare.enqueue(gpu::LaunchOrder::serial); }));
+      stream.synchronize();
       std::int64_t bucket = 0;
       select_us.push_back(host_us_per_call(batch, [&] {
         (void)moetune_layer_selection(f.layer, M, &bucket, nullptr, nullptr, nullptr);
@@ -391,9 +472,12 @@ TEST_CASE("host cost of one forward", "[.host_cost][gpu]") {
     fmt::print("M={:>4}: {} launches | forward {:.2f} us host ({:.2f} per launch) | bare launches "
                "{:.2f} us ({:.2f} per launch) | library's own work {:.2f} us per forward | GPU span "
                "{:.2f} us per forward | forward right after a sync ({} calls) {:.2f} us | "
-               "selection alone {:.3f} us   (medians of 50 rounds x {} calls)\n",
+               "selection alone {:.3f} us | planned forward (one graph launch) {:.2f} us | "
+               "bare launches without overlap {:.2f} us   (medians of 50 rounds x {} calls)\n",
                M, bare.size(), fwd, fwd / launches, bare_floor, bare_floor / launches, fwd - bare_floor,
-               median(span_us), short_batch, median(short_us), median(select_us), batch);
+               median(span_us), short_batch, median(short_us), median(select_us), median(plan_us),
+               median(serial_us), batch);
+    moetune_forward_plan_destroy(plan);
   }
 }
 

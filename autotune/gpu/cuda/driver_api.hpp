@@ -42,6 +42,7 @@ namespace moetune::gpu::cuda {
   X(cuStreamDestroy)                                                                       \
   X(cuStreamBeginCapture)                                                                  \
   X(cuStreamEndCapture)                                                                    \
+  X(cuStreamIsCapturing)                                                                   \
   X(cuEventCreate)                                                                         \
   X(cuEventRecord)                                                                         \
   X(cuEventSynchronize)                                                                    \
