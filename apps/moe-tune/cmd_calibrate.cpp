@@ -12,9 +12,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/device_selection.hpp"
+#include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/shape_options.hpp"
 #include "autotune/core/atomic_file.hpp"
@@ -52,6 +55,8 @@ struct CalibrateOptions : MeasurementOptions {
   double target_false_percent = 1;
   double target_power_percent = 95;
   double target_power_slowdown_percent = 2;
+  DeviceOptions devices;       // --devices: the trials shared among GPUs
+  IsolationOptions isolation;  // as tune: a worker process on a GPU unless --no-isolate
 };
 
 measure::BucketPlan make_bucket(const CalibrateOptions& opt, search::Arch arch) {
@@ -212,6 +217,7 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
                         {"pairs_measured", t.pairs_measured},
                         {"first_block_seeds", t.first_block_seeds},
                         {"seconds", t.seconds}});
+      if (!t.device.empty()) trials.back()["device"] = t.device;
     }
     auto const ci = c.interval();
     cases.push_back({{"name", c.name}, {"slowdown", c.slowdown},
@@ -254,6 +260,7 @@ nlohmann::json to_json(const tune::CalibrationResult& r, const tune::Calibration
 void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   bool const replaying = !opt.replay.empty();
   std::optional<gpu::Device> device;
+  int device_count = 0;
   if (!replaying) {
     auto const probe = gpu::probe_gpu();
     if (!probe.available) {
@@ -266,6 +273,7 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
       return;
     }
     device.emplace(0);
+    device_count = probe.device_count;
   }
   auto const arch = search::parse_arch(replaying ? opt.arch : device->info().arch);
   auto const bucket = make_bucket(opt, arch);
@@ -276,25 +284,46 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
   targets.power_slowdown = opt.target_power_slowdown_percent / 100;
 
   nlohmann::json machine;
-  std::unique_ptr<measure::Sampler> sampler;
+  DeviceWorkers workers;
   std::unique_ptr<exec::UnitCompiler> compiler;
   if (replaying) {
-    sampler = std::make_unique<measure::ReplaySampler>(measure::read_replay_model(opt.replay).model);
+    auto model = measure::read_replay_model(opt.replay).model;
     machine = {{"device", "replay of " + opt.replay}, {"arch", opt.arch}, {"sampler", "replay"},
                {"routing", opt.routing}, {"hot", opt.hot}};
+    if (opt.devices.several()) {
+      workers = replay_workers(opt.devices, opt.isolation, opt.replay, model);
+    } else if (opt.isolation.isolated(false)) {
+      workers.samplers.push_back(
+          isolated_sampler(opt.isolation, {"--backend", "replay", "--replay", opt.replay}));
+    } else {
+      workers.samplers.push_back(std::make_unique<measure::ReplaySampler>(std::move(model)));
+    }
     fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
   } else {
     compiler = std::make_unique<exec::UnitCompiler>(arch, opt.cache_dir);
-    measure::GpuSamplerOptions so;
-    so.hot = opt.hot;
-    so.routing = moe::parse_routing_spec(opt.routing);
-    so.weight_seed = opt.seed;
-    sampler = std::make_unique<measure::GpuSampler>(*device, arch, *compiler, so);
+    if (opt.devices.several()) {
+      workers = gpu_workers(opt.devices, device_count, *device, opt.isolation, gpu_worker_args(arch, opt));
+    } else if (opt.isolation.isolated(true)) {
+      // As tune times: in a worker process behind a watchdog, unless --no-isolate.
+      workers.samplers.push_back(isolated_sampler(opt.isolation, gpu_worker_args(arch, opt)));
+    } else {
+      auto const so = in_process_sampler_options(opt, opt.isolation);
+      workers.samplers.push_back(std::make_unique<measure::GpuSampler>(*device, arch, *compiler, so));
+    }
     machine = {{"device", device->info().name}, {"arch", device->info().arch},
                {"driver", device->info().driver_version},
                {"compiler", compiler->compiler().identity()}, {"sampler", "gpu"},
-               {"routing", opt.routing}, {"hot", opt.hot}, {"repeats", sampler->repeats()}};
+               {"routing", opt.routing}, {"hot", opt.hot},
+               {"repeats", workers.samplers.front()->repeats()}};
     fmt::print("calibrate: {} ({})\n", device->info().name, device->info().arch);
+  }
+  if (workers.workers.empty()) workers.workers.push_back({workers.samplers.front().get(), ""});
+  if (opt.devices.several()) {
+    std::vector<std::string> names;
+    for (auto const& w : workers.workers) names.push_back(w.device);
+    machine["devices"] = names;
+    fmt::print("devices: {} worker(s), each taking whole rounds (trial t of every case): {}\n",
+               names.size(), fmt::join(names, ", "));
   }
   auto const& p = copt.protocol;
   fmt::print("shape H={} I={} E={} topk={} {} at M={}; baseline {}\n", bucket.shape.hidden,
@@ -326,7 +355,7 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
     fmt::print("{}\n", progress_line(done, rounds, r));
     std::fflush(stdout);
   };
-  auto const result = tune::calibrate(bucket, *sampler, copt, hooks);
+  auto const result = tune::calibrate(bucket, workers.workers, copt, hooks);
   print_table(result);
   for (auto const& c : result.cases) print_distribution(c, result.required_wins);
   auto const verdict = tune::judge_targets(result, targets);
@@ -390,6 +419,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                   "Target: the slowdown, percent, the power target applies to")
       ->capture_default_str();
   opt->add_measurement_options(*cmd, "Seed of weights, inputs and every trial's blocks");
+  opt->devices.add_device_options(*cmd, "rounds of trials");
+  add_isolation_options(*cmd, opt->isolation);
   cmd->callback([opt, &exit_code] { run_calibrate(*opt, exit_code); });
 }
 

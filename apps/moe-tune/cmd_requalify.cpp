@@ -6,17 +6,22 @@
 // a replay model (never a measurement). The table itself is never modified.
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/moe-tune/code_provenance.hpp"
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/device_selection.hpp"
+#include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/repository_paths.hpp"
 #include "autotune/core/atomic_file.hpp"
@@ -32,6 +37,7 @@
 #include "autotune/measure/replay_sampler.hpp"
 #include "autotune/tune/protocol_run.hpp"
 #include "autotune/tune/requalify.hpp"
+#include "autotune/tune/shard_plan.hpp"
 #include "autotune/tune/tune_plan.hpp"
 #include "autotune/tune/tune_report.hpp"
 
@@ -46,6 +52,8 @@ struct RequalifyOptions : MeasurementOptions {
   std::string report_dir;
   std::string markdown;  // -o: default <report dir>/requalify.md
   unsigned jobs = 0;
+  DeviceOptions devices;        // --devices: the rows shared among GPUs
+  IsolationOptions isolation;   // the workers of --devices (requalify alone times in-process)
 };
 
 void run_requalify(const RequalifyOptions& opt, int& exit_code) {
@@ -121,22 +129,40 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   prov.driver = device ? device->info().driver_version : "none (replay)";
   prov.launches = !device ? "none (replay)" : device->info().early_start_launches ? "overlapped" : "serial";
 
-  std::unique_ptr<measure::Sampler> sampler;
-  if (replaying) {
-    sampler = std::make_unique<measure::ReplaySampler>(std::move(model));
+  // With --devices one worker per GPU (or replay worker); else one sampler, in a worker
+  // process behind a watchdog (the default on a GPU, as in `tune`) or in this process.
+  DeviceWorkers workers;
+  auto const worker_args = replaying ? std::vector<std::string>{"--backend", "replay", "--replay",
+                                                                model_path.string()}
+                                     : gpu_worker_args(arch, opt);
+  if (opt.devices.several()) {
+    workers = replaying ? replay_workers(opt.devices, opt.isolation, model_path, model)
+                        : gpu_workers(opt.devices, gpu_state.device_count, *device, opt.isolation,
+                                      worker_args);
+    std::vector<std::string> names;
+    for (auto const& w : workers.workers) names.push_back(w.device);
+    fmt::print("devices: {} worker(s): {}\n", names.size(), fmt::join(names, ", "));
   } else {
-    measure::GpuSamplerOptions so;
-    so.hot = opt.hot;
-    so.routing = moe::parse_routing_spec(opt.routing);
-    so.weight_seed = opt.seed;
-    sampler = std::make_unique<measure::GpuSampler>(*device, arch, compiler, so);
+    if (opt.isolation.isolated(!replaying)) {
+      workers.samplers.push_back(isolated_sampler(opt.isolation, worker_args));
+    } else if (replaying) {
+      workers.samplers.push_back(std::make_unique<measure::ReplaySampler>(std::move(model)));
+    } else {
+      auto const so = in_process_sampler_options(opt, opt.isolation);
+      workers.samplers.push_back(std::make_unique<measure::GpuSampler>(*device, arch, compiler, so));
+    }
+    workers.workers.push_back({workers.samplers.back().get(), ""});
   }
   tune::ProtocolOptions protocol;
   protocol.seed = opt.seed;
 
   fmt::print("requalify: {} ({} rows) on {} ({} CUs){}\n", table_path.string(), rows.size(),
              prov.device, cu_num, replaying ? ", replayed samples (not a measurement)" : "");
-  for (auto& r : rows) {
+  // Skipped rows and kernels that no longer compile have their verdict without a GPU; the
+  // rest are measured, one whole row per worker at a time (largest first with --devices).
+  std::vector<std::size_t> measured;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto& r = rows[i];
     if (!r.row.plan) {
       fmt::print("  line {}: skipped: {}\n", r.row.line, r.row.skip_reason);
       continue;
@@ -149,16 +175,40 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
     }
     if (!failed_unit.empty()) {
       r.result = tune::compile_failure(failed_unit, compile_errors.at(failed_unit));
+      fmt::print("  line {}: {}: {}\n", r.row.line, to_string(r.result.verdict), r.result.detail);
     } else {
-      fmt::print("\nline {}: token {} at M={}: {} + {}\n", b.line, b.key.token, b.M,
-                 b.fixed_pair->stage1.name(), b.fixed_pair->stage2.name());
-      // The manifest declared before the first confirmation sample, as in `tune` (without the
-      // decision code's digest, which requalify.json's provenance states once).
-      r.result = tune::requalify_verdict(tune::tune_bucket(
-          b, *sampler, protocol, tune::bucket_hooks(report_dir, b.line, std::nullopt)));
+      measured.push_back(i);
     }
-    fmt::print("  line {}: {}: {}\n", r.row.line, to_string(r.result.verdict), r.result.detail);
   }
+  if (workers.workers.size() > 1) {
+    std::stable_sort(measured.begin(), measured.end(), [&](std::size_t a, std::size_t b) {
+      return tune::bucket_cost(*rows[a].row.plan) > tune::bucket_cost(*rows[b].row.plan);
+    });
+  }
+  std::mutex console;
+  tune::run_on_workers(measured, workers.workers.size(), [&](std::size_t i, std::size_t w) {
+    auto& r = rows[i];
+    auto const& b = *r.row.plan;
+    auto const& worker = workers.workers[w];
+    // With several workers a row's lines are printed together once it is decided.
+    bool const buffered = workers.workers.size() > 1;
+    std::string log;
+    auto hooks = tune::bucket_hooks(report_dir, b.line, std::nullopt);
+    if (buffered) hooks.log = [&log](std::string_view text) { log += fmt::format("  {}\n", text); };
+    auto const head = fmt::format("\n{}line {}: token {} at M={}: {} + {}\n",
+                                  buffered ? fmt::format("[{}] ", worker.device) : "", b.line,
+                                  b.key.token, b.M, b.fixed_pair->stage1.name(),
+                                  b.fixed_pair->stage2.name());
+    if (!buffered) fmt::print("{}", head);
+    // The manifest declared before the first confirmation sample, as in `tune` (without the
+    // decision code's digest, which requalify.json's provenance states once).
+    auto result = tune::requalify_verdict(tune::tune_bucket(b, *worker.sampler, protocol, hooks));
+    result.device = worker.device;
+    std::lock_guard<std::mutex> guard(console);
+    r.result = std::move(result);
+    if (buffered) fmt::print("{}{}", head, log);
+    fmt::print("  line {}: {}: {}\n", r.row.line, to_string(r.result.verdict), r.result.detail);
+  });
 
   auto report = tune::tune_report_json({}, protocol, prov);
   report.erase("buckets");
@@ -206,6 +256,8 @@ void add_requalify_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", opt->markdown, "Markdown report (default <report>/requalify.md)");
   cmd->add_option("-j,--jobs", opt->jobs, "Compiler threads (0 = all cores)");
   opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
+  opt->devices.add_device_options(*cmd, "rows");
+  add_isolation_options(*cmd, opt->isolation);
   cmd->callback([opt, &exit_code] { run_requalify(*opt, exit_code); });
 }
 

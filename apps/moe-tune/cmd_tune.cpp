@@ -24,6 +24,7 @@
 
 #include "apps/moe-tune/code_provenance.hpp"
 #include "apps/moe-tune/commands.hpp"
+#include "apps/moe-tune/device_selection.hpp"
 #include "apps/moe-tune/measurement_options.hpp"
 #include "apps/moe-tune/isolation_options.hpp"
 #include "apps/moe-tune/replay_outputs.hpp"
@@ -67,54 +68,8 @@ struct TuneOptions : MeasurementOptions {
   bool exhaustive_screen = false;  // no racing: every candidate gets all its screen samples
   bool no_futility_stop = false;   // every confirmation block measured (ProtocolOptions)
   std::string shard;               // "K/N" or "auto": tune only this shard's buckets
-  std::string devices;             // "all" or "0,1,...": one isolated worker per GPU
-  bool mixed_devices = false;      // allow GPUs of different models or clocks in one run
+  DeviceOptions devices;           // --devices: one isolated worker per GPU
 };
-
-// The ordinals `--devices` names: "all" (every GPU: `count` of them), else distinct
-// non-negative ordinals separated by commas, each below `count` when count >= 0 (a replay has
-// no GPUs to count: its "devices" are worker labels). A usage error names the text.
-std::vector<int> parse_devices(const std::string& text, int count) {
-  std::vector<int> out;
-  if (text == "all") {
-    if (count < 0) throw CLI::ValidationError("--devices", "'all' counts GPUs; a replay names its workers: 0,1,...");
-    for (int i = 0; i < count; ++i) out.push_back(i);
-    if (out.empty()) throw CLI::ValidationError("--devices", "all: no GPU found");
-    return out;
-  }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto const end = std::min(text.find(',', start), text.size());
-    auto const item = text.substr(start, end - start);
-    int v = -1;
-    auto const [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 0)
-      throw CLI::ValidationError("--devices", fmt::format("'{}': expected 'all' or GPU ordinals like 0,1 ('{}' is not one)", text, item));
-    if (count >= 0 && v >= count)
-      throw CLI::ValidationError("--devices", fmt::format("'{}': GPU {} does not exist ({} found)", text, v, count));
-    if (std::find(out.begin(), out.end(), v) != out.end())
-      throw CLI::ValidationError("--devices", fmt::format("'{}': GPU {} named twice", text, v));
-    out.push_back(v);
-    start = end + 1;
-  }
-  return out;
-}
-
-// GPUs that time one run's buckets must be alike, or a bucket's verdict would depend on where
-// it ran: the same model, SM count and clocks (unless --mixed-devices).
-void check_devices_alike(const std::vector<gpu::DeviceInfo>& infos) {
-  for (auto const& i : infos) {
-    auto const& f = infos.front();
-    if (i.name != f.name || i.compute_units != f.compute_units || i.sm_clock_khz != f.sm_clock_khz ||
-        i.memory_clock_khz != f.memory_clock_khz) {
-      throw Error(fmt::format("--devices: GPU {} ({}, {} SMs, {} / {} MHz) differs from GPU {} ({}, {} SMs, {} / {} "
-                              "MHz); a bucket's verdict would depend on where it ran. Name alike GPUs, or pass "
-                              "--mixed-devices to tune on both anyway",
-                              i.ordinal, i.name, i.compute_units, i.sm_clock_khz / 1000, i.memory_clock_khz / 1000,
-                              f.ordinal, f.name, f.compute_units, f.sm_clock_khz / 1000, f.memory_clock_khz / 1000));
-    }
-  }
-}
 
 // The protocol switches of the command line. The exhaustive screen is the slowest, most
 // thorough one (#15's reference): every candidate gets every screen sample, each of the
@@ -194,7 +149,7 @@ void state_calibration(const TuneOptions& opt, const tune::TunePlan& plan,
 }
 
 // A measurement on the GPU in hand: defaults under results/<arch>/.
-tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, search::Arch arch,
+tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, int device_count, search::Arch arch,
              const std::filesystem::path& space_path, const std::filesystem::path& input,
              const tune::TunePlan& plan, const tune::CompileStep& compile,
              const std::optional<ShardRun>& shard) {
@@ -219,28 +174,12 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
   run.rows = {device.info().arch, device.info().compute_units};
 
   run.journal = journal_settings(opt, shard);
-  std::vector<std::string> args{"--backend", "gpu", "--arch", std::string(search::to_string(arch)),
-                                "--routing", opt.routing, "--seed", std::to_string(opt.seed)};
-  if (opt.hot) args.push_back("--hot");
-  if (!opt.cache_dir.empty()) args.insert(args.end(), {"--cache-dir", opt.cache_dir});
-  if (!opt.devices.empty()) {
+  auto args = gpu_worker_args(arch, opt);
+  if (opt.devices.several()) {
     // One isolated worker per GPU; each bucket is measured wholly by one of them.
-    auto const ordinals = parse_devices(opt.devices, gpu::probe_gpu().device_count);
-    if (!opt.isolation.isolated(true))
-      throw CLI::ValidationError("--devices", "each GPU is timed by its own worker process: drop --no-isolate");
-    std::vector<gpu::DeviceInfo> infos;
-    for (int const k : ordinals) infos.push_back(k == device.ordinal() ? device.info() : gpu::Device(k).info());
-    if (!opt.mixed_devices) check_devices_alike(infos);
-    std::vector<std::unique_ptr<measure::RemoteSampler>> samplers;
-    std::vector<tune::DeviceWorker> workers;
-    for (auto const& info : infos) {
-      auto a = args;
-      a.insert(a.end(), {"--device", std::to_string(info.ordinal)});
-      samplers.push_back(isolated_sampler(opt.isolation, std::move(a)));
-      workers.push_back({samplers.back().get(), fmt::format("gpu {} ({}, {})", info.ordinal, info.name, info.pci_bus_id)});
-    }
-    fmt::print("devices: {} GPU(s), one worker each\n", workers.size());
-    return tune::run_protocol(plan, workers, run);
+    auto const w = gpu_workers(opt.devices, device_count, device, opt.isolation, args);
+    fmt::print("devices: {} GPU(s), one worker each\n", w.workers.size());
+    return tune::run_protocol(plan, w.workers, run);
   }
   if (opt.isolation.isolated(true)) {
     // Every GPU call runs in a worker process behind a watchdog: a candidate that faults or
@@ -248,13 +187,7 @@ tune::ProtocolTotals measure(const TuneOptions& opt, const gpu::Device& device, 
     auto sampler = isolated_sampler(opt.isolation, std::move(args));
     return tune::run_protocol(plan, *sampler, run);
   }
-  measure::GpuSamplerOptions sampler_options;
-  sampler_options.hot = opt.hot;
-  sampler_options.routing = moe::parse_routing_spec(opt.routing);
-  sampler_options.weight_seed = opt.seed;
-  if (!opt.isolation.test_fault.empty()) {
-    sampler_options.test_faults = measure::parse_test_faults(opt.isolation.test_fault);
-  }
+  auto const sampler_options = in_process_sampler_options(opt, opt.isolation);
   measure::GpuSampler sampler(device, arch, compiler, sampler_options);
   return tune::run_protocol(plan, sampler, run);
 }
@@ -298,21 +231,10 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
   run.rows = {arch_name, run.provenance.cu_num, "replay"};
 
   run.journal = journal_settings(opt, shard);
-  if (!opt.devices.empty()) {
-    // Several replay workers, as `--devices` runs one per GPU (each bucket's samples come from
-    // its own stream, so which worker replays it does not change its verdict).
-    auto const ordinals = parse_devices(opt.devices, -1);
-    std::vector<std::unique_ptr<measure::Sampler>> samplers;
-    std::vector<tune::DeviceWorker> workers;
-    for (int const k : ordinals) {
-      if (opt.isolation.isolated(false))
-        samplers.push_back(isolated_sampler(opt.isolation, {"--backend", "replay", "--replay", model_path.string()}));
-      else
-        samplers.push_back(std::make_unique<measure::ReplaySampler>(model));
-      workers.push_back({samplers.back().get(), fmt::format("replay worker {}", k)});
-    }
-    fmt::print("devices: {} replay worker(s)\n", workers.size());
-    return tune::run_protocol(plan, workers, run);
+  if (opt.devices.several()) {
+    auto const w = replay_workers(opt.devices, opt.isolation, model_path, model);
+    fmt::print("devices: {} replay worker(s)\n", w.workers.size());
+    return tune::run_protocol(plan, w.workers, run);
   }
   if (opt.isolation.isolated(false)) {
     // The GPU run's isolation without a GPU: the worker replays the same model, and a model's
@@ -456,7 +378,7 @@ void run_tune(const TuneOptions& opt, int& exit_code) {
     throw Error(fmt::format("planned for {} but the GPU is {} ({}): timing needs the planned arch",
                             arch_name, device.info().name, device.info().arch));
   }
-  exit_code = run_exit_code(measure(opt, device, arch, space_path, input, plan, compile_step, shard), failed);
+  exit_code = run_exit_code(measure(opt, device, gpu_state.device_count, arch, space_path, input, plan, compile_step, shard), failed);
 }
 
 }  // namespace
@@ -511,13 +433,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                 "decides alike, docs/tuning.md)");
   cmd->add_flag("--no-futility-stop", opt->no_futility_stop,
                 "Measure every confirmation block, even once the gate can no longer pass");
-  cmd->add_option("--devices", opt->devices,
-                  "Tune on several GPUs of this host: 'all' or ordinals like 0,1. One isolated "
-                  "worker per GPU; buckets go largest first to whichever is free, each measured "
-                  "wholly on one GPU (the report names it); one journal. GPUs of different models "
-                  "or clocks are refused unless --mixed-devices. With --replay: worker labels");
-  cmd->add_flag("--mixed-devices", opt->mixed_devices,
-                "With --devices: allow GPUs of different models, SM counts or clocks");
+  opt->devices.add_device_options(*cmd, "buckets");
   add_isolation_options(*cmd, opt->isolation);
   opt->add_measurement_options(*cmd, "Seed of weights, inputs and block order");
   cmd->callback([opt, &exit_code] { run_tune(*opt, exit_code); });

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -265,6 +267,12 @@ CalibrationTrial run_trial(measure::Sampler& sampler, const CalibrationOptions& 
 
 CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler& sampler,
                             const CalibrationOptions& opt, const CalibrationHooks& hooks) {
+  return calibrate(bucket, std::vector<DeviceWorker>{{&sampler, ""}}, opt, hooks);
+}
+
+CalibrationResult calibrate(const measure::BucketPlan& bucket, const std::vector<DeviceWorker>& workers,
+                            const CalibrationOptions& opt, const CalibrationHooks& hooks) {
+  if (workers.empty()) throw std::invalid_argument("calibrate: no measuring worker");
   auto const& p = opt.protocol;
   if (opt.null_trials < 0 || opt.power_trials < 0 || opt.reference_samples < 1 ||
       p.confirm_blocks < 1 || p.pairs_per_block < 1 || p.control_remeasures < 0) {
@@ -284,16 +292,24 @@ CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler&
   res.required_wins = stats::required_wins(p.gate, p.confirm_blocks * p.pairs_per_block);
   res.futility_stop = p.futility_stop;
 
-  sampler.begin_bucket(bucket);
-  auto const prep = sampler.prepare(res.baseline);
-  if (!prep.ok()) {
-    throw Error(fmt::format("the baseline {} is not ready: {}: {}", res.baseline.name(),
-                            to_string(prep.status), prep.detail));
+  // Every worker's errors name it when there are several.
+  auto on = [&](const DeviceWorker& w) {
+    return w.device.empty() || workers.size() == 1 ? std::string() : " on " + w.device;
+  };
+  for (auto const& w : workers) {
+    w.sampler->begin_bucket(bucket);
+    auto const prep = w.sampler->prepare(res.baseline);
+    if (!prep.ok()) {
+      throw Error(fmt::format("the baseline {} is not ready{}: {}: {}", res.baseline.name(), on(w),
+                              to_string(prep.status), prep.detail));
+    }
+    auto const v = w.sampler->verify(res.baseline, res.baseline);
+    if (!v.passed) {
+      throw Error(fmt::format("the baseline {} fails verification{}: {}", res.baseline.name(), on(w),
+                              v.detail));
+    }
   }
-  auto const v = sampler.verify(res.baseline, res.baseline);
-  if (!v.passed) {
-    throw Error(fmt::format("the baseline {} fails verification: {}", res.baseline.name(), v.detail));
-  }
+  auto& sampler = *workers.front().sampler;
 
   // The delays are fractions of what the baseline takes here, measured on a block of its own.
   if (!opt.slowdowns.empty() && opt.power_trials > 0) {
@@ -349,15 +365,40 @@ CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler&
 
   int rounds = 0;
   for (auto const& pl : plans) rounds = std::max(rounds, pl.trials);
-  for (int t = 0; t < rounds; ++t) {
+  // Round t (trial t of every case) is the unit of work: one worker runs all its trials, so
+  // slow drift of a device spreads over the cases alike. Rounds are added to the result in
+  // order as the prefix of finished ones grows.
+  std::vector<std::optional<std::vector<CalibrationTrial>>> finished(static_cast<std::size_t>(rounds));
+  std::vector<std::size_t> order(finished.size());
+  for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
+  std::size_t in_result = 0;
+  std::mutex lock;  // finished, res and the hooks
+  run_on_workers(order, workers.size(), [&](std::size_t round, std::size_t w) {
+    auto const t = static_cast<int>(round);
+    std::vector<CalibrationTrial> trials;
     for (std::size_t c = 0; c < plans.size(); ++c) {
       if (t >= plans[c].trials) continue;
-      auto& cs = res.cases[c];
-      cs.trials.push_back(
-          run_trial(sampler, opt, plans[c].arms, trial_seed(p.seed, cs.slowdown, t), t));
+      try {
+        trials.push_back(run_trial(*workers[w].sampler, opt, plans[c].arms,
+                                   trial_seed(p.seed, res.cases[c].slowdown, t), t));
+      } catch (const Error& e) {
+        if (on(workers[w]).empty()) throw;
+        throw Error(fmt::format("{}{}", e.what(), on(workers[w])));
+      }
+      trials.back().device = workers[w].device;
     }
-    if (hooks.on_round) hooks.on_round(t + 1, res);
-  }
+    std::lock_guard<std::mutex> guard(lock);
+    finished[round] = std::move(trials);
+    while (in_result < finished.size() && finished[in_result]) {
+      auto& done = *finished[in_result];
+      std::size_t k = 0;
+      for (std::size_t c = 0; c < plans.size(); ++c) {
+        if (static_cast<int>(in_result) < plans[c].trials) res.cases[c].trials.push_back(std::move(done[k++]));
+      }
+      ++in_result;
+      if (hooks.on_round) hooks.on_round(static_cast<int>(in_result), res);
+    }
+  });
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return res;
 }

@@ -22,6 +22,7 @@
 
 #include "autotune/stats/binomial_interval.hpp"
 #include "autotune/tune/confirmation.hpp"
+#include "autotune/tune/device_workers.hpp"
 #include "autotune/tune/protocol_options.hpp"
 #include "autotune/measure/sampler.hpp"
 #include "autotune/tune/tune_plan.hpp"
@@ -67,6 +68,7 @@ struct CalibrationTrial {
   std::vector<std::uint64_t> first_block_seeds;  // attempt 0
   std::vector<ConfirmRound> rounds; // last attempt: every sample with its order
   double seconds = 0;               // wall time of the trial
+  std::string device;               // the worker that measured it (calibrate --devices)
 };
 
 // How the comparison's statistics fall over the trials of one case: for the null case this
@@ -150,6 +152,17 @@ struct CalibrationHooks {
 // not build or verify, or faults while timed (a calibration without its baseline means
 // nothing), std::invalid_argument on bad counts or slowdowns outside (0, 1).
 [[nodiscard]] CalibrationResult calibrate(const measure::BucketPlan& bucket, measure::Sampler& sampler,
+                                          const CalibrationOptions& options,
+                                          const CalibrationHooks& hooks = {});
+
+// The same on several workers (`calibrate --devices`): every worker builds and verifies the
+// baseline, the first one measures the reference that sizes the delays, and the rounds (trial
+// t of every case, the unit that keeps the cases interleaved) go to whichever worker is free;
+// each trial names its worker. The trials are those of a one-worker run (the same cases,
+// indices and block seeds, in the same order); their samples are each device's own. on_round
+// reports the rounds done, in order.
+[[nodiscard]] CalibrationResult calibrate(const measure::BucketPlan& bucket,
+                                          const std::vector<DeviceWorker>& workers,
                                           const CalibrationOptions& options,
                                           const CalibrationHooks& hooks = {});
 

@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -82,12 +81,27 @@ struct TableChanges {
   std::vector<WithdrawnRow> withdrawn;
 };
 
+// The decided buckets in plan order, for the report and summary (pointers: a run over several
+// devices rewrites both after every bucket and must not copy every report each time).
+std::vector<const JournalEntry*> in_order(const std::vector<JournalEntry>& entries) {
+  std::vector<const JournalEntry*> out;
+  out.reserve(entries.size());
+  for (auto const& e : entries) out.push_back(&e);
+  return out;
+}
+std::vector<const JournalEntry*> in_order(const std::vector<std::optional<JournalEntry>>& slots) {
+  std::vector<const JournalEntry*> out;
+  for (auto const& e : slots)
+    if (e) out.push_back(&*e);
+  return out;
+}
+
 // report.json from journaled bucket JSON: the same document write_tune_report writes, with
 // the buckets in plan order whether measured now or taken from the journal.
-void write_report(const ProtocolRun& run, const std::vector<JournalEntry>& entries,
+void write_report(const ProtocolRun& run, std::span<const JournalEntry* const> entries,
                   std::size_t resumed, const TableChanges& changes = {}) {
   auto report = tune_report_json({}, run.protocol, run.provenance);
-  for (auto const& e : entries) report["buckets"].push_back(e.report);
+  for (auto const* e : entries) report["buckets"].push_back(e->report);
   report["journal"] = {{"file", journal_path(run).string()},
                        {"buckets_from_journal", resumed},
                        {"entries_without_row", changes.rejected_entries}};
@@ -99,18 +113,18 @@ void write_report(const ProtocolRun& run, const std::vector<JournalEntry>& entri
 // summary.md likewise: the preamble and table head of an empty summary, then one line per
 // bucket (each entry carries its own line), then a line for every bucket that failed, then
 // any withdrawn rows.
-void write_summary(const ProtocolRun& run, const std::vector<JournalEntry>& entries,
+void write_summary(const ProtocolRun& run, std::span<const JournalEntry* const> entries,
                    const TableChanges& changes = {}) {
   auto text = markdown_summary({}, run.protocol, run.provenance);
   std::vector<FailedBucket> failed;
-  for (auto const& e : entries) {
-    text += e.summary_md + "\n";
-    if (auto f = failed_bucket(e.report)) failed.push_back(std::move(*f));
+  for (auto const* e : entries) {
+    text += e->summary_md + "\n";
+    if (auto f = failed_bucket(e->report)) failed.push_back(std::move(*f));
   }
   text += failed_buckets_markdown(failed);
   text += withdrawn_rows_markdown(changes.withdrawn);
   std::vector<nlohmann::json> reports;
-  for (auto const& e : entries) reports.push_back(e.report);
+  for (auto const* e : entries) reports.push_back(e->report);
   text += time_split_markdown(run.compile, reports);
   write_file_atomically(run.report_dir / "summary.md", text);
 }
@@ -189,8 +203,8 @@ ProtocolTotals finish_run(const TunePlan& plan, const ProtocolRun& run,
                           const std::vector<JournalEntry>& entries, std::size_t resumed) {
   auto const written = write_rows(plan, run, entries);
   // The last word of the report and summary: what the table gained and lost.
-  write_report(run, entries, resumed, written.changes);
-  write_summary(run, entries, written.changes);
+  write_report(run, in_order(entries), resumed, written.changes);
+  write_summary(run, in_order(entries), written.changes);
   auto const totals = count_outcomes(entries);
   // write_tuned_rows counts the rows it *replaced* (same key already in the file) apart from
   // the rows written: report both, and name the file whenever a row went into or out of it.
@@ -277,8 +291,8 @@ ProtocolTotals run_sequential(const TunePlan& plan, measure::Sampler& sampler, c
       }
     }
     // Reports are rewritten after every bucket, so an interrupted run keeps what it decided.
-    write_report(run, entries, resumed);
-    write_summary(run, entries);
+    write_report(run, in_order(entries), resumed);
+    write_summary(run, in_order(entries));
   }
   return finish_run(plan, run, entries, resumed);
 }
@@ -319,56 +333,30 @@ ProtocolTotals run_protocol(const TunePlan& plan, const std::vector<DeviceWorker
   });
   fmt::print("{} bucket(s) to measure on {} devices, largest first\n", todo.size(), workers.size());
 
-  std::mutex lock;  // the queue, the slots, the journal, the reports and the console
-  std::size_t next = 0;
-  std::exception_ptr failure;  // the first error a worker hit: the run stops after it
-  auto decided_so_far = [&] {
-    std::vector<JournalEntry> out;
-    for (auto const& e : slots)
-      if (e) out.push_back(*e);
-    return out;
-  };
-  auto work = [&](const DeviceWorker& worker) {
-    for (;;) {
-      std::size_t i = 0;
-      {
-        std::lock_guard<std::mutex> guard(lock);
-        if (failure || next == todo.size()) return;
-        i = todo[next++];
-      }
-      auto const& bucket = plan.buckets[i];
-      // A bucket's progress lines are printed together once it is decided, under its device.
-      std::string log;
-      auto hooks = bucket_hooks(run.report_dir, bucket.line, run.provenance.decision_code_sha256);
-      hooks.log = [&log](std::string_view text) { log += fmt::format("  {}\n", text); };
-      try {
-        auto const result = tune_bucket(bucket, *worker.sampler, run.protocol, hooks);
-        auto entry = journal_entry(result, run.rows, run.protocol, run.provenance);
-        entry.report["device"] = worker.device;
-        std::lock_guard<std::mutex> guard(lock);
-        fmt::print("\n[{}] bucket token={} at M={} (line {})\n{}  => {}\n", worker.device,
-                   bucket.key.token, bucket.M, bucket.line, log, result.summary);
-        slots[i] = std::move(entry);
-        if (result.setup_failure) {
-          print_not_journaled(bucket);
-        } else {
-          journal.record(*slots[i]);
-        }
-        auto const so_far = decided_so_far();
-        write_report(run, so_far, resumed);
-        write_summary(run, so_far);
-      } catch (...) {
-        std::lock_guard<std::mutex> guard(lock);
-        if (!failure) failure = std::current_exception();
-        return;
-      }
+  std::mutex lock;  // the slots, the journal, the reports and the console
+  run_on_workers(todo, workers.size(), [&](std::size_t i, std::size_t w) {
+    auto const& worker = workers[w];
+    auto const& bucket = plan.buckets[i];
+    // A bucket's progress lines are printed together once it is decided, under its device.
+    std::string log;
+    auto hooks = bucket_hooks(run.report_dir, bucket.line, run.provenance.decision_code_sha256);
+    hooks.log = [&log](std::string_view text) { log += fmt::format("  {}\n", text); };
+    auto const result = tune_bucket(bucket, *worker.sampler, run.protocol, hooks);
+    auto entry = journal_entry(result, run.rows, run.protocol, run.provenance);
+    entry.report["device"] = worker.device;
+    std::lock_guard<std::mutex> guard(lock);
+    fmt::print("\n[{}] bucket token={} at M={} (line {})\n{}  => {}\n", worker.device,
+               bucket.key.token, bucket.M, bucket.line, log, result.summary);
+    slots[i] = std::move(entry);
+    if (result.setup_failure) {
+      print_not_journaled(bucket);
+    } else {
+      journal.record(*slots[i]);
     }
-  };
-  {
-    std::vector<std::jthread> threads;
-    for (auto const& w : workers) threads.emplace_back(work, std::cref(w));
-  }
-  if (failure) std::rethrow_exception(failure);
+    auto const so_far = in_order(slots);
+    write_report(run, so_far, resumed);
+    write_summary(run, so_far);
+  });
   std::vector<JournalEntry> entries;
   for (auto& e : slots) entries.push_back(std::move(*e));
   return finish_run(plan, run, entries, resumed);

@@ -12,6 +12,7 @@
 
 #include "autotune/measure/sampler.hpp"
 #include "autotune/tune/bucket_tuner.hpp"
+#include "autotune/tune/device_workers.hpp"
 #include "autotune/tune/protocol_options.hpp"
 #include "autotune/tune/tune_plan.hpp"
 #include "autotune/tune/tune_report.hpp"
@@ -71,13 +72,6 @@ struct ProtocolTotals {
 // journal is kept as journal.jsonl.prev and a new one started.
 ProtocolTotals run_protocol(const TunePlan& plan, measure::Sampler& sampler,
                             const ProtocolRun& run);
-
-// One measuring worker of a run over several devices (`tune --devices`): its own sampler (the
-// isolated worker of one GPU, or a replay) and the name the report gives the device.
-struct DeviceWorker {
-  measure::Sampler* sampler = nullptr;
-  std::string device;  // "gpu 0 (NVIDIA H200, 0000:19:00.0)", "replay worker 1"
-};
 
 // run_protocol over several workers at once: the undecided buckets go largest first
 // (bucket_cost, ties in list order) to whichever worker is free, so each bucket is measured

@@ -182,6 +182,7 @@ nlohmann::json requalify_json(std::span<const RequalifyRow> rows) {
                     {"verdict", std::string(to_string(r.result.verdict))},
                     {"detail", r.row.plan ? r.result.detail : r.row.skip_reason},
                     {"bucket", r.result.bucket ? to_json(*r.result.bucket) : nlohmann::json()}});
+    if (!r.result.device.empty()) list.back()["device"] = r.result.device;
   }
   return list;
 }

@@ -55,6 +55,7 @@ struct RequalifyResult {
   RequalifyVerdict verdict = RequalifyVerdict::skipped;
   std::string detail;  // the figures or the reason, one line
   std::optional<BucketResult> bucket;
+  std::string device;  // the worker that measured it, with --devices; empty otherwise
 };
 
 // The verdict of a bucket tuned with a fixed pair.
