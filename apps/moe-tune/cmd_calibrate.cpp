@@ -293,10 +293,9 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
     if (opt.devices.several()) {
       workers = replay_workers(opt.devices, opt.isolation, opt.replay, model);
     } else if (opt.isolation.isolated(false)) {
-      workers.samplers.push_back(
-          isolated_sampler(opt.isolation, {"--backend", "replay", "--replay", opt.replay}));
+      workers = DeviceWorkers::one(isolated_sampler(opt.isolation, replay_worker_args(opt.replay)));
     } else {
-      workers.samplers.push_back(std::make_unique<measure::ReplaySampler>(std::move(model)));
+      workers = DeviceWorkers::one(std::make_unique<measure::ReplaySampler>(std::move(model)));
     }
     fmt::print("calibrate: REPLAY of {} (synthetic samples, not a measurement)\n", opt.replay);
   } else {
@@ -305,10 +304,10 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
       workers = gpu_workers(opt.devices, device_count, *device, opt.isolation, gpu_worker_args(arch, opt));
     } else if (opt.isolation.isolated(true)) {
       // As tune times: in a worker process behind a watchdog, unless --no-isolate.
-      workers.samplers.push_back(isolated_sampler(opt.isolation, gpu_worker_args(arch, opt)));
+      workers = DeviceWorkers::one(isolated_sampler(opt.isolation, gpu_worker_args(arch, opt)));
     } else {
       auto const so = in_process_sampler_options(opt, opt.isolation);
-      workers.samplers.push_back(std::make_unique<measure::GpuSampler>(*device, arch, *compiler, so));
+      workers = DeviceWorkers::one(std::make_unique<measure::GpuSampler>(*device, arch, *compiler, so));
     }
     machine = {{"device", device->info().name}, {"arch", device->info().arch},
                {"driver", device->info().driver_version},
@@ -317,10 +316,8 @@ void run_calibrate(const CalibrateOptions& opt, int& exit_code) {
                {"repeats", workers.samplers.front()->repeats()}};
     fmt::print("calibrate: {} ({})\n", device->info().name, device->info().arch);
   }
-  if (workers.workers.empty()) workers.workers.push_back({workers.samplers.front().get(), ""});
   if (opt.devices.several()) {
-    std::vector<std::string> names;
-    for (auto const& w : workers.workers) names.push_back(w.device);
+    auto const names = workers.names();
     machine["devices"] = names;
     fmt::print("devices: {} worker(s), each taking whole rounds (trial t of every case): {}\n",
                names.size(), fmt::join(names, ", "));

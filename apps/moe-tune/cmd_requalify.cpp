@@ -53,7 +53,7 @@ struct RequalifyOptions : MeasurementOptions {
   std::string markdown;  // -o: default <report dir>/requalify.md
   unsigned jobs = 0;
   DeviceOptions devices;        // --devices: the rows shared among GPUs
-  IsolationOptions isolation;   // the workers of --devices (requalify alone times in-process)
+  IsolationOptions isolation;   // as tune: a worker process on a GPU unless --no-isolate
 };
 
 void run_requalify(const RequalifyOptions& opt, int& exit_code) {
@@ -132,26 +132,19 @@ void run_requalify(const RequalifyOptions& opt, int& exit_code) {
   // With --devices one worker per GPU (or replay worker); else one sampler, in a worker
   // process behind a watchdog (the default on a GPU, as in `tune`) or in this process.
   DeviceWorkers workers;
-  auto const worker_args = replaying ? std::vector<std::string>{"--backend", "replay", "--replay",
-                                                                model_path.string()}
-                                     : gpu_worker_args(arch, opt);
+  auto const worker_args = replaying ? replay_worker_args(model_path) : gpu_worker_args(arch, opt);
   if (opt.devices.several()) {
     workers = replaying ? replay_workers(opt.devices, opt.isolation, model_path, model)
                         : gpu_workers(opt.devices, gpu_state.device_count, *device, opt.isolation,
                                       worker_args);
-    std::vector<std::string> names;
-    for (auto const& w : workers.workers) names.push_back(w.device);
-    fmt::print("devices: {} worker(s): {}\n", names.size(), fmt::join(names, ", "));
+    fmt::print("devices: {} worker(s): {}\n", workers.workers.size(), fmt::join(workers.names(), ", "));
+  } else if (opt.isolation.isolated(!replaying)) {
+    workers = DeviceWorkers::one(isolated_sampler(opt.isolation, worker_args));
+  } else if (replaying) {
+    workers = DeviceWorkers::one(std::make_unique<measure::ReplaySampler>(std::move(model)));
   } else {
-    if (opt.isolation.isolated(!replaying)) {
-      workers.samplers.push_back(isolated_sampler(opt.isolation, worker_args));
-    } else if (replaying) {
-      workers.samplers.push_back(std::make_unique<measure::ReplaySampler>(std::move(model)));
-    } else {
-      auto const so = in_process_sampler_options(opt, opt.isolation);
-      workers.samplers.push_back(std::make_unique<measure::GpuSampler>(*device, arch, compiler, so));
-    }
-    workers.workers.push_back({workers.samplers.back().get(), ""});
+    auto const so = in_process_sampler_options(opt, opt.isolation);
+    workers = DeviceWorkers::one(std::make_unique<measure::GpuSampler>(*device, arch, compiler, so));
   }
   tune::ProtocolOptions protocol;
   protocol.seed = opt.seed;

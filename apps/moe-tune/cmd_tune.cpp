@@ -240,7 +240,7 @@ tune::ProtocolTotals replay(const TuneOptions& opt, const std::string& arch_name
     // The GPU run's isolation without a GPU: the worker replays the same model, and a model's
     // crash_pairs / hang_pairs really kill or stall it.
     auto sampler = isolated_sampler(opt.isolation,
-                                    {"--backend", "replay", "--replay", model_path.string()});
+                                    replay_worker_args(model_path));
     return tune::run_protocol(plan, *sampler, run);
   }
   measure::ReplaySampler sampler(std::move(model));

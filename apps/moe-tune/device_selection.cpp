@@ -63,6 +63,23 @@ void check_devices_alike(const std::vector<gpu::DeviceInfo>& infos) {
   }
 }
 
+DeviceWorkers DeviceWorkers::one(std::unique_ptr<measure::Sampler> sampler) {
+  DeviceWorkers out;
+  out.samplers.push_back(std::move(sampler));
+  out.workers.push_back({out.samplers.back().get(), ""});
+  return out;
+}
+
+std::vector<std::string> DeviceWorkers::names() const {
+  std::vector<std::string> out;
+  for (auto const& w : workers) out.push_back(w.device);
+  return out;
+}
+
+std::vector<std::string> replay_worker_args(const std::filesystem::path& model_path) {
+  return {"--backend", "replay", "--replay", model_path.string()};
+}
+
 std::vector<std::string> gpu_worker_args(search::Arch arch, const MeasurementOptions& m) {
   std::vector<std::string> args{"--backend", "gpu", "--arch", std::string(search::to_string(arch)),
                                 "--routing", m.routing, "--seed", std::to_string(m.seed)};
@@ -106,7 +123,7 @@ DeviceWorkers replay_workers(const DeviceOptions& options, const IsolationOption
   DeviceWorkers out;
   for (int const k : parse_devices(options.devices, -1)) {
     if (isolation.isolated(false))
-      out.samplers.push_back(isolated_sampler(isolation, {"--backend", "replay", "--replay", model_path.string()}));
+      out.samplers.push_back(isolated_sampler(isolation, replay_worker_args(model_path)));
     else
       out.samplers.push_back(std::make_unique<measure::ReplaySampler>(model));
     out.workers.push_back({out.samplers.back().get(), fmt::format("replay worker {}", k)});

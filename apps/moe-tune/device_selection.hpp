@@ -43,12 +43,20 @@ void check_devices_alike(const std::vector<gpu::DeviceInfo>& infos);
 struct DeviceWorkers {
   std::vector<std::unique_ptr<measure::Sampler>> samplers;
   std::vector<tune::DeviceWorker> workers;
+
+  // One unnamed worker: a run without --devices.
+  [[nodiscard]] static DeviceWorkers one(std::unique_ptr<measure::Sampler> sampler);
+  // The workers' device names, in order (for the run's log and report).
+  [[nodiscard]] std::vector<std::string> names() const;
 };
 
 // The arguments of a GPU worker process for these measurement settings (its --device added
 // per worker).
 [[nodiscard]] std::vector<std::string> gpu_worker_args(search::Arch arch,
                                                        const MeasurementOptions& measurement);
+
+// The arguments of a worker process that replays `model_path`.
+[[nodiscard]] std::vector<std::string> replay_worker_args(const std::filesystem::path& model_path);
 
 // The options of a sampler that times in this process (--no-isolate): the measurement
 // settings and any TEST ONLY faults.

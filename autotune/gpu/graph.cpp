@@ -37,8 +37,7 @@ void GraphExec::release() noexcept {
 }
 
 void GraphExec::launch(const Stream& stream) const {
-  MOETUNE_GPU_CALL(m_device, graph_launch, static_cast<vendor::graph_exec_t>(m_exec),
-                   native(stream));
+  launch(ExternalStream{stream.native_handle()});
 }
 
 void GraphExec::launch(ExternalStream stream) const {

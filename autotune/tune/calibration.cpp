@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -370,7 +371,7 @@ CalibrationResult calibrate(const measure::BucketPlan& bucket, const std::vector
   // order as the prefix of finished ones grows.
   std::vector<std::optional<std::vector<CalibrationTrial>>> finished(static_cast<std::size_t>(rounds));
   std::vector<std::size_t> order(finished.size());
-  for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
+  std::iota(order.begin(), order.end(), std::size_t{0});
   std::size_t in_result = 0;
   std::mutex lock;  // finished, res and the hooks
   run_on_workers(order, workers.size(), [&](std::size_t round, std::size_t w) {
