@@ -44,11 +44,14 @@ struct MoeConfig {
   // half the LDS traffic and no double-buffered tile), the activations read in the K order
   // the decoded words come out in (moe_staged_gemm.cuh, staged_fd_gemm_tile).
   // 4 = Hopper's warpgroup MMA: the weights decoded straight into wgmma's register A
-  // operand, the tokens its N side read from swizzled LDS rows (moe_wgmma_gemm.cuh, sm_90a).
+  // operand, the tokens its N side read from swizzled LDS rows (moe_wgmma_gemm.cuh, sm_90a);
+  // 5 = the same with the A16W4 weights decoded one k16 step at a time (wg_k16: 8 A registers
+  // live instead of 32, so ptxas keeps the wgmmas asynchronous where 4 serialises them).
   static constexpr bool swap_ab = Mainloop_ == 1;
   static constexpr bool staged = Mainloop_ == 2 || Mainloop_ == 3;
   static constexpr bool staged_fd = Mainloop_ == 3;
-  static constexpr bool wgmma = Mainloop_ == 4;
+  static constexpr bool wgmma = Mainloop_ == 4 || Mainloop_ == 5;
+  static constexpr bool wg_k16 = Mainloop_ == 5;
   // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
   // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh), 2 = the
   // wgmma tile layout, also prepared at load time (autotune/moe/mxfp4_wgmma_tiles.hpp).
@@ -163,8 +166,10 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(Mainloop_ >= 0 && Mainloop_ <= 4,
-                "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode) or 4 (wgmma)");
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 5,
+                "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma) or 5 "
+                "(wgmma, k16 decode)");
+  static_assert(!wg_k16 || !a_fp8, "the k16 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step)");
   static_assert(swap_ab ? (stages >= 2 && stages <= 8)
                 : staged ? (stages >= 3 && stages <= 5)
                 : wgmma  ? (stages >= 3 && stages <= 8)

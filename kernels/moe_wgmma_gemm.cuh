@@ -194,16 +194,11 @@ MOETUNE_DEV u32 wgmma_scale_bf16x2(u32 b) {
   return h * 0x10001u;
 }
 
-// A16W4: one 64-K piece (four wgmma words, one per k16 step) and its scale word (bytes: row
-// g block 0, row g+8 block 0, row g block 1, row g+8 block 1) -> the A registers of 4 steps.
-// Fast (every byte 2..127): the pattern (value * 2^-126) times 2^(b-1), one multiply per pair.
-// Exact (any byte): the pattern times 2^126 is the e2m1 value itself, then times the scale;
-// both products are exact in bf16 (two significant bits), subnormals kept, so this matches the
-// fp32 reference bit for bit at one multiply more per pair and few registers.
+// The four bf16x2 factors of a 64-K piece's scale word (bytes: row g block 0, row g+8 block
+// 0, row g block 1, row g+8 block 1): fast, 2^(b-1) of bytes already inside 2..127; exact, the
+// scale itself.
 template <bool Exact>
-MOETUNE_DEV void wgmma_decode_a16w4(const u32x4& raw, u32 sw, u32 (&a)[4][4]) {
-  u32 const words[4] = {raw.x, raw.y, raw.z, raw.w};
-  u32 f[4];
+MOETUNE_DEV void wgmma_a16w4_factors(u32 sw, u32 (&f)[4]) {
   if constexpr (!Exact) {
     u32 const t = sw + 0x7e7e7e7eu;  // no carries: every byte is <= 127 on this path
     f[0] = wgmma_pair_factor<0>(t), f[1] = wgmma_pair_factor<1>(t);
@@ -212,16 +207,34 @@ MOETUNE_DEV void wgmma_decode_a16w4(const u32x4& raw, u32 sw, u32 (&a)[4][4]) {
 #pragma unroll
     for (int b = 0; b < 4; ++b) f[b] = wgmma_scale_bf16x2((sw >> (8 * b)) & 0xffu);
   }
+}
+
+// k16 step `st` of a 64-K piece: its wgmma word -> its four A registers.
+template <bool Exact>
+MOETUNE_DEV void wgmma_a16w4_word(u32 word, int st, const u32 (&f)[4], u32 (&a)[4]) {
 #pragma unroll
-  for (int st = 0; st < 4; ++st) {
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      // pairs 0, 2: row g; 1, 3: row g+8; steps 0-1 read 32-K block 0, steps 2-3 block 1
-      u32 const fp = f[(st < 2 ? 0 : 2) + (p & 1)];
-      u32 const pattern = e2m1x2_wgmma_pattern(words[st], p);
-      a[st][p] = Exact ? mul_bf16x2(mul_bf16x2(pattern, 0x7e807e80u), fp) : mul_bf16x2(pattern, fp);
-    }
+  for (int p = 0; p < 4; ++p) {
+    // pairs 0, 2: row g; 1, 3: row g+8; steps 0-1 read 32-K block 0, steps 2-3 block 1
+    u32 const fp = f[(st < 2 ? 0 : 2) + (p & 1)];
+    u32 const pattern = e2m1x2_wgmma_pattern(word, p);
+    a[p] = Exact ? mul_bf16x2(mul_bf16x2(pattern, 0x7e807e80u), fp) : mul_bf16x2(pattern, fp);
   }
+}
+
+// A16W4: one 64-K piece (four wgmma words, one per k16 step) and its scale word -> the A
+// registers of 4 steps.
+// Fast (every byte 2..127): the pattern (value * 2^-126) times 2^(b-1), one multiply per pair.
+// Exact (any byte): the pattern times 2^126 is the e2m1 value itself, then times the scale;
+// both products are exact in bf16 (two significant bits), subnormals kept, so this matches the
+// fp32 reference bit for bit at one multiply more per pair and few registers.
+template <bool Exact>
+MOETUNE_DEV void wgmma_decode_a16w4(const u32x4& raw, u32 sw, u32 (&a)[4][4]) {
+  u32 f[4];
+  wgmma_a16w4_factors<Exact>(sw, f);
+  wgmma_a16w4_word<Exact>(raw.x, 0, f, a[0]);
+  wgmma_a16w4_word<Exact>(raw.y, 1, f, a[1]);
+  wgmma_a16w4_word<Exact>(raw.z, 2, f, a[2]);
+  wgmma_a16w4_word<Exact>(raw.w, 3, f, a[3]);
 }
 
 // Shared-window loads at a 32-bit address. The main loop keeps each lane's read addresses in
@@ -276,6 +289,47 @@ MOETUNE_DEV void wgmma_a16w4_tile(u32 w_at, u32 s_at, u64 desc0, int steps, u32 
       for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) wgmma_fence_operand(a[(kb + 1) & 1][i][j]);
+    }
+  }
+}
+
+// The same k-tile decoded one k16 step at a time (Cfg::wg_k16) into two 4-register A buffers
+// (a[0] and a[1]), each k16 step's wgmmas a commit group of their own, waited for (wait_group
+// 1) before their buffer is rewritten: 8 A registers live instead of 32. Why: ptxas needs
+// registers for the A operands of every wgmma in flight, and where the launch bound leaves too
+// few for the 64-K form it serialises every wgmma of the kernel (C7511 / C7512: each HGMMA
+// waited for before the next, no decode under the MMAs) -- the default stage two at 8 and 16
+// tokens (53-55 registers) and the 8-token two-warpgroup stage one (48). In this form all
+// of them stay asynchronous at 48-62 registers. Where the 64-K form is not serialised it
+// stays ahead: one fence and one wait per 64-K step instead of four (results/sm_90/
+// 2026-12-04-h200-s18/p3).
+template <class Cfg, int Chunks, bool Exact, bool Full>
+MOETUNE_DEV void wgmma_a16w4_tile_k16(u32 w_at, u32 s_at, u64 desc0, int steps, u32 (&a)[4][4],
+                                      float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+#pragma unroll
+  for (int kb = 0; kb < Cfg::wg_sub; ++kb) {
+    if (Full || kb < steps) {
+      u32x4 const raw = load_shared_u32x4(w_at + kb * 512);
+      u32 f[4];
+      wgmma_a16w4_factors<Exact>(load_shared_u32(s_at + kb * 32), f);
+      u32 const words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int k16 = 0; k16 < 4; ++k16) {
+        u32(&ab)[4] = a[k16 & 1];
+        wgmma_a16w4_word<Exact>(words[k16], k16, f, ab);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wgmma_fence_operand(ab[j]);
+        wgmma_fence();
+#pragma unroll
+        for (int c = 0; c < Chunks; ++c) {
+          u64 const desc = desc0 + static_cast<u64>((kb * Cfg::block_m * 128 + c * Cfg::wg_chunk * 128 + k16 * 32) >> 4);
+          WgmmaBf16<Cfg::wg_chunk>::mma(acc[c], ab[0], ab[1], ab[2], ab[3], desc, 1);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wgmma_fence_operand(a[(k16 + 1) & 1][j]);
+      }
     }
   }
 }
@@ -383,7 +437,10 @@ MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   u32 const so = static_cast<u32>((kt % Cfg::stages) * Cfg::wg_stage_bytes);
   wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
   int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
-  wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a, acc);
+  if constexpr (Cfg::wg_k16)
+    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a[0], acc);
+  else
+    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a, acc);
 }
 
 // The a16w4 k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.
@@ -401,7 +458,7 @@ MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   using R = WgmmaRing<Cfg>;
   int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
   int const full_tiles = (g.k_end - g.k_begin) / Cfg::block_k;
-  u32 a[2][4][4];  // A registers of two 64-K steps
+  u32 a[2][4][4];  // A registers of two 64-K steps (the k16 form: a[0][0] and a[0][1])
   // This lane's reads in stage 0 (stage s adds s * wg_stage_bytes), computed once.
   u32 const w_read = r.shared + static_cast<u32>(R::w_at + warp * (Cfg::wg_sub * 512) + lane * 16);
   u32 const s_read = r.shared + static_cast<u32>(R::ws_at + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4);

@@ -13,6 +13,7 @@
 #include "apps/moe-tune/shape_options.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/jit/compile_pool.hpp"
+#include "autotune/jit/ptxas_log.hpp"
 #include "autotune/search/render.hpp"
 #include "autotune/search/search_space.hpp"
 
@@ -48,6 +49,19 @@ std::vector<std::string> spilling_units(const jit::CompileReport& report) {
   return names;
 }
 
+// Kernels whose wgmmas ptxas serialised (its C751x warnings): "unit (kernel: C7512: reason)".
+std::vector<std::string> serialized_wgmma_units(const jit::CompileReport& report) {
+  std::vector<std::string> names;
+  for (auto const& o : report.outcomes) {
+    auto const found = jit::serialized_wgmma(o.result.log);
+    for (auto const& k : o.result.kernels) {
+      if (auto const it = found.find(k.lowered_name); it != found.end())
+        names.push_back(fmt::format("{} ({}: {})", o.unit_name, k.name_expression, it->second));
+    }
+  }
+  return names;
+}
+
 nlohmann::json to_json(const jit::CompileReport& report,
                        const std::vector<search::Candidate>& pruned) {
   nlohmann::json out;
@@ -57,6 +71,7 @@ nlohmann::json to_json(const jit::CompileReport& report,
   out["elapsed_ms"] = report.elapsed_ms;
   out["cache_hits"] = report.cache_hits();
   for (auto const& o : report.outcomes) {
+    auto const serialized = jit::serialized_wgmma(o.result.log);
     nlohmann::json entry{{"variant", o.unit_name},
                          {"outcome", std::string(jit::to_string(o.status))},
                          {"cache_hit", o.cache_hit},
@@ -68,6 +83,8 @@ nlohmann::json to_json(const jit::CompileReport& report,
                                   {"shared_bytes", k.resources.shared_bytes},
                                   {"spill_bytes", k.resources.spill_bytes},
                                   {"scratch_bytes", k.resources.scratch_bytes}});
+      if (auto const it = serialized.find(k.lowered_name); it != serialized.end())
+        entry["kernels"].back()["wgmma_serialized"] = it->second;
     }
     if (o.status != jit::CompileStatus::ok) entry["log_head"] = o.log_head;
     out["variants"].push_back(entry);
@@ -116,6 +133,8 @@ void run_compile(const CompileCommandOptions& opt, int& exit_code) {
              seconds > 0 ? static_cast<double>(sources.size()) / seconds : 0.0);
   auto const spills = spilling_units(report);
   for (auto const& s : spills) fmt::print("spills: {}\n", s);
+  // A warning, not a failure: such a kernel is correct, only slower than it could be.
+  for (auto const& s : serialized_wgmma_units(report)) fmt::print("wgmma serialised by ptxas: {}\n", s);
   if (!opt.json_path.empty()) {
     write_file_atomically(opt.json_path, to_json(report, pruned).dump(2) + "\n");
   }
@@ -129,7 +148,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "compile",
       "Compile every valid candidate of a search space for one architecture (no GPU needed); "
-      "prints registers, static shared/LDS and spill bytes per variant. Exit 1 if any fails (or, "
+      "prints registers, static shared/LDS and spill bytes per variant and names the kernels whose wgmmas "
+      "ptxas serialised. Exit 1 if any fails (or, "
       "with --no-spills, spills)");
   cmd->add_option("--arch", opt->arch, "Target: sm_90, sm_90a, gfx90a, gfx942, gfx950")
       ->capture_default_str();

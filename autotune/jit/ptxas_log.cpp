@@ -36,4 +36,17 @@ std::map<std::string, ResourceUsage> parse_ptxas_log(std::string_view log) {
   return out;
 }
 
+std::map<std::string, std::string> serialized_wgmma(std::string_view log) {
+  static const std::regex warning(
+      R"(\((C751\d)\) Potential Performance Loss: wgmma\.mma_async instructions are serialized due to (.*?) (?:for|in) the function '([^']+)')");
+  std::map<std::string, std::string> out;
+  std::istringstream lines{std::string(log)};
+  std::string line;
+  std::smatch match;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, match, warning)) out[match[3].str()] = match[1].str() + ": " + match[2].str();
+  }
+  return out;
+}
+
 }  // namespace moetune::jit

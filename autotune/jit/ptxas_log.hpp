@@ -14,4 +14,12 @@ namespace moetune::jit {
 // Figures per mangled entry-function name. Functions ptxas did not report are absent.
 [[nodiscard]] std::map<std::string, ResourceUsage> parse_ptxas_log(std::string_view log);
 
+// ptxas's "wgmma.mma_async instructions are serialized" warnings (C7510-C7519), per mangled
+// function: "C7512: insufficient register resources". Serialised, every wgmma is waited for
+// before the next and nothing runs under it -- a kernel that compiles, passes and is slow
+// (docs/kernels.md, the k16 decode).
+//   ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are
+//   serialized due to insufficient register resources for the function '_Z...'
+[[nodiscard]] std::map<std::string, std::string> serialized_wgmma(std::string_view log);
+
 }  // namespace moetune::jit

@@ -103,11 +103,22 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // EP 2231 / 1060 / 5633 -> 2194 / 1015 / 5291 us. A8W4 keeps its kernels as measured in
   // session 12 (its k loop and launch bound differ).
   // Each stage takes its change only where the rules accept it for this shape.
+  // Session 18 (results/sm_90/2026-12-04-h200-s18/p3, two rounds in swapped order): the
+  // kernels whose 64-K decode ptxas serialises for want of registers (C7511 / C7512: the
+  // 8-token two-warpgroup stage one at 48 registers, the 8- and 16-token stage two at 53-55)
+  // take the k16 decode, which keeps their wgmmas asynchronous at as few registers: stage two
+  // backbone M = 8 / 64 / 512 36.8 / 177.1 / 303.9 -> 34.8 / 161.8 / 292.8 us, draft M = 64
+  // 73.5 -> 68.9, EP M = 8 85.7 -> 82.2; stage one backbone M = 64 263.4 -> 251.6, draft 109.0
+  // -> 106.4, EP M = 8 144.6 -> 140.9. Where the 64-K form is not serialised it stays: the
+  // one-warpgroup 8-token stage one (M = 1 / 8 17.0 / 62.0 -> 17.7 / 64.4 with k16), the
+  // 16-token stage one (M = 512 469 -> 486), the 64-token pair (M = 4096 +1 %) and the
+  // unbounded 8-token stage two of M = 1 (8.7 -> 8.9).
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
-    if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3;
-    if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3;
+    if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
+    if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3, s2.wgmma_k16 = true;
     if (bm >= 16) s1.stages = s2.stages = 3;
+    if (bm == 16) s2.wgmma_k16 = true;
     if (!check_config(s1, arch, shape)) d.stage1 = s1;
     if (!check_config(s2, arch, shape)) d.stage2 = s2;
   }

@@ -8,7 +8,9 @@
 //                   warpgroups (stage one 64 h columns, stage two 128 y columns; A16W4's
 //                   8-token stage one one warpgroup of 32 below 0.15), rings of 4; A16W4:
 //                   rings of 3 for the 8-token stage one from 0.15 and stage two from 0.1
-//                   (with waves 4) and for the 16- and 64-token pairs.
+//                   (with waves 4) and for the 16- and 64-token pairs; the k16 decode for
+//                   those 8-token kernels and the 16-token stage two (where ptxas serialises
+//                   the 64-K form's wgmmas).
 //   sm_90 swapped:  where the above does not apply, below 6 tokens per expert for MXFP4 (up
 //                   to 12 for bf16): weights on the MMA's M side, block_m 8 up to 8 tokens per
 //                   expert (MXFP4: repacked, waves 4), else 16; A16W4 below 0.04 takes the

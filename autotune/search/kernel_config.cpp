@@ -71,6 +71,7 @@ std::string KernelConfig::name() const {
   if (staged) s += "_stg";
   if (fragment_decode) s += "_fd";
   if (wgmma) s += "_wg";
+  if (wgmma_k16) s += "_k16";
   if (repacked) s += "_rp";
   if (stage == 1) {
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -87,15 +88,18 @@ KernelConfig parse_kernel_name(std::string_view name) {
   // The optional main-loop and layout tokens (swapped operands, staged, fragment decode, then
   // repacked weights) sit after the stages token; take them out so the positions below are
   // those of every other name.
-  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "rp")) {
+  while (t.size() > 10 &&
+         (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" || t[10] == "rp")) {
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
                  : t[10] == "wg"  ? c.wgmma
+                 : t[10] == "k16" ? c.wgmma_k16
                                   : c.repacked;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd' or 'wg' before 'rp'");
+    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
+    if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");
     if ((t[10] == "sab" || t[10] == "stg" || t[10] == "fd") && c.wgmma) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'wg'");
     flag = true;

@@ -8,11 +8,13 @@
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0
 //   moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0
+//   moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
 // or "stg" for the staged main loop (then "fd" for its fragment decode) or "wg" for the wgmma
-// main loop (whose weights are always in the wgmma tile layout), then "rp" when the MXFP4
+// main loop (whose weights are always in the wgmma tile layout; then "k16" for its decode one
+// k16 step at a time), then "rp" when the MXFP4
 // weights are in the repacked layout (each absent otherwise, so names from before these knobs
 // still parse); stage one: gate/up order (gi interleaved, gs separated) and
 // doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
@@ -72,6 +74,12 @@ struct KernelConfig {
   // the weights in the wgmma tile layout prepared once at load time
   // (autotune/moe/mxfp4_wgmma_tiles.hpp). Name token `_wg`.
   bool wgmma = false;
+  // The A16W4 wgmma loop's decode one k16 step at a time into two 4-register A buffers
+  // instead of whole 64-K steps into two 16-register ones (kernels/moe_wgmma_gemm.cuh,
+  // wgmma_a16w4_tile_k16): where the launch bound leaves ptxas too few registers for the 64-K
+  // form it serialises every wgmma; this form keeps them asynchronous at one fence and one
+  // wait per k16 step instead of per 64-K step. Name token `_k16` after `_wg`.
+  bool wgmma_k16 = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;

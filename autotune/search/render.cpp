@@ -31,7 +31,7 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 std::string config_type(const KernelConfig& c, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
-  // 3 staged with fragment decode, 4 wgmma),
+  // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode),
   // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles). Every parameter is spelled out:
   // hipRTC (HIP 5.2) does not match a name expression that leaves a defaulted one out.
   bool const s1 = c.stage == 1;
@@ -41,7 +41,7 @@ std::string config_type(const KernelConfig& c, Arch arch) {
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
-                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? 4 : 0,
+                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : 4) : 0,
                      static_cast<int>(weight_layout(c)));
 }
 

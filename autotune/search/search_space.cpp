@@ -48,12 +48,14 @@ struct Loader {
       else if (key == "nonkdim") k.nonkdim = ints(value, w);
       else if (key == "waves") k.waves = ints(value, w);
       else if (key == "stages") k.stages = ints(value, w);
-      else if (key == "swap_ab" || key == "staged" || key == "repack" || key == "fragment_decode" || key == "wgmma") {
-        auto& list = key == "swap_ab"   ? k.swap_ab
-                     : key == "staged"  ? k.staged
-                     : key == "repack"  ? k.repack
-                     : key == "wgmma"   ? k.wgmma
-                                        : k.fragment_decode;
+      else if (key == "swap_ab" || key == "staged" || key == "repack" || key == "fragment_decode" || key == "wgmma" ||
+               key == "wgmma_k16") {
+        auto& list = key == "swap_ab"     ? k.swap_ab
+                     : key == "staged"    ? k.staged
+                     : key == "repack"    ? k.repack
+                     : key == "wgmma"     ? k.wgmma
+                     : key == "wgmma_k16" ? k.wgmma_k16
+                                          : k.fragment_decode;
         list = ints(value, w);
         for (std::size_t i = 0; i < list.size(); ++i)
           if (list[i] > 1) fail(fmt::format("{}[{}]", w, i), "expected 0 or 1");
@@ -70,8 +72,8 @@ struct Loader {
       } else if (key == "comment") {
         continue;
       } else {
-        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, repack)"
-                           : "unknown stage-two knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, repack, ksplit, stage2_mode)");
+        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, repack)"
+                           : "unknown stage-two knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, repack, ksplit, stage2_mode)");
       }
     }
     return k;
@@ -120,7 +122,7 @@ void product(const KnobLists& k, int stage, F&& f) {
   for (int bm : k.block_m) for (int bn : k.block_n) for (int bk : k.block_k)
   for (int w : k.warps) for (int kp : k.kpack) for (int nk : k.nonkdim)
   for (int wv : k.waves) for (int st : k.stages) for (int sw : k.swap_ab) for (int sg : k.staged)
-  for (int rp : k.repack) for (int fd : k.fragment_decode) for (int wg : k.wgmma)
+  for (int rp : k.repack) for (int fd : k.fragment_decode) for (int wg : k.wgmma) for (int k16 : k.wgmma_k16)
   for (int ks : (stage == 2 ? k.ksplit : std::vector<int>{1}))
   for (auto mode : (stage == 2 ? k.stage2_mode : std::vector<Stage2Mode>{Stage2Mode::atomic})) {
     KernelConfig c;
@@ -131,6 +133,7 @@ void product(const KnobLists& k, int stage, F&& f) {
     c.repacked = rp == 1;
     c.fragment_decode = fd == 1;
     c.wgmma = wg == 1;
+    c.wgmma_k16 = k16 == 1;
     f(c);
   }
 }

@@ -10,7 +10,7 @@
 // small space can list exact variants). Knobs left out take KernelConfig's defaults.
 // "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels; "staged": [0, 1] the
 // staged main loop (many tokens per expert, sm_90); "wgmma": [0, 1] the warpgroup-MMA main loop
-// (sm_90a).
+// (sm_90a); "wgmma_k16": [0, 1] its A16W4 decode one k16 step at a time.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,6 +31,7 @@ struct KnobLists {
   std::vector<int> repack{0};   // 1 = MXFP4 weights in the repacked layout (moe/mxfp4_repack.hpp)
   std::vector<int> fragment_decode{0};  // 1 = staged with each warp decoding its own fragments
   std::vector<int> wgmma{0};  // 1 = the wgmma main loop (sm_90a; weights in the wgmma tile layout)
+  std::vector<int> wgmma_k16{0};  // 1 = its A16W4 decode one k16 step at a time
 };
 
 struct ArchSpace {

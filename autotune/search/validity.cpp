@@ -151,6 +151,9 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.repacked) repacked_rules(c, arch, add);
   if (c.fragment_decode) fragment_decode_rules(c, add);
   if (c.wgmma) wgmma_rules(c, arch, shape, add);
+  if (c.wgmma_k16 && !c.wgmma) add("wgmma_k16 1 without wgmma: the k16 decode is the wgmma main loop's");
+  if (c.wgmma_k16 && c.dtype != DtypePath::a16w4)
+    add(fmt::format("wgmma_k16 1 with {}: the k16 decode is A16W4's (A8W4 decodes per k32 step)", moe::to_string(c.dtype)));
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else if (!c.wgmma) {

@@ -112,6 +112,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.staged = false;
       c.fragment_decode = false;
       c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
+      c.wgmma_k16 = false;
       c.waves = 0;  // the default's occupancy hint and layout belong to its own main loop
       c.repacked = false;
       c.block_m = 16;
@@ -137,6 +138,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.staged = true;
         c.fragment_decode = false;
         c.wgmma = false;
+        c.wgmma_k16 = false;
         c.waves = 0;
         c.repacked = false;
         c.block_m = bm;
@@ -158,6 +160,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.staged = !swapped;
       c.fragment_decode = false;
       c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
+      c.wgmma_k16 = false;
       c.repacked = true;
       c.waves = 0;
       c.ksplit = 1;
@@ -182,6 +185,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.staged = true;
         c.fragment_decode = true;
         c.wgmma = false;
+        c.wgmma_k16 = false;
         c.repacked = base_shape.dtype == moe::DtypePath::a16w4;
         c.block_m = bm;
         c.block_n = c.stage == 1 ? 64 : 128;
@@ -215,6 +219,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.staged = false;
         c.fragment_decode = false;
         c.wgmma = false;
+        c.wgmma_k16 = false;
         c.repacked = false;
         c.wgmma = true;
         c.nonkdim = 16;
@@ -242,6 +247,17 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
       REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
       require_passes(verifier.verify(s1, s2, options));
+      // Both stages with the k16 decode (A16W4; A8W4 must refuse it).
+      auto k1 = s1, k2 = s2;
+      k1.wgmma_k16 = k2.wgmma_k16 = true;
+      CAPTURE(k1.name(), k2.name());
+      if (a8w4) {
+        CHECK(search::check_config(k1, arch, base_shape));
+        continue;
+      }
+      REQUIRE_FALSE(search::check_config(k1, arch, base_shape));
+      REQUIRE_FALSE(search::check_config(k2, arch, base_shape));
+      require_passes(verifier.verify(k1, k2, options));
     }
   }
   SECTION("FMA fallback on both stages") {
@@ -250,6 +266,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.staged = false;
       c.fragment_decode = false;
       c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
+      c.wgmma_k16 = false;
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;
@@ -264,6 +281,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       c.staged = false;
       c.fragment_decode = false;
       c.wgmma = false;  // the default's own main loop (wgmma from 0.04-0.1 tokens per expert) is left
+      c.wgmma_k16 = false;
       c.waves = 0;
       c.repacked = false;
       c.block_m = 16;
@@ -373,6 +391,7 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
     for (auto* c : {&s1, &s2}) {
       c->swap_ab = c->staged = c->fragment_decode = c->repacked = false;
       c->wgmma = true;
+      c->wgmma_k16 = false;  // the 64-K decode first; the k16 one below
       c->block_m = bm;
       c->warps = 4;
       c->block_n = (c->stage == 1 ? 8 : 16) * c->warps;
@@ -387,6 +406,11 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
     options.bucket_ms = {40};
     options.graph_replay = false;
     options.tolerance = moe::Tolerance{2.0, 0.02};
+    CAPTURE(s1.name(), s2.name());
+    require_passes(verifier.verify(s1, s2, options));
+    if (a8w4) continue;
+    // The k16 decode's exact path (scale bytes outside 2..127) on both stages.
+    s1.wgmma_k16 = s2.wgmma_k16 = true;
     CAPTURE(s1.name(), s2.name());
     require_passes(verifier.verify(s1, s2, options));
   }

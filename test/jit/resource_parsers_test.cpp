@@ -28,6 +28,21 @@ TEST_CASE("ptxas -v figures are read per entry function", "[jit][resources]") {
   CHECK(b.spill_bytes == 0);
 }
 
+TEST_CASE("ptxas's serialised-wgmma warnings are read per function", "[jit][resources]") {
+  // As NVRTC 13.0 logs them for a stage two and a stage one (session 18).
+  auto const found = jit::serialized_wgmma(
+      "ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+      "to insufficient register resources for the function '_Z2s2v'\n"
+      "ptxas info    : Compiling entry function '_Z2s2v' for 'sm_90a'\n"
+      "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+      "to insufficient register resources for the wgmma pipeline in the function '_Z2s1v'\n"
+      "ptxas info    : Used 48 registers, used 1 barriers\n");
+  REQUIRE(found.size() == 2);
+  CHECK(found.at("_Z2s2v") == "C7512: insufficient register resources");
+  CHECK(found.at("_Z2s1v") == "C7511: insufficient register resources for the wgmma pipeline");
+  CHECK(jit::serialized_wgmma("ptxas info    : Used 48 registers, used 1 barriers\n").empty());
+}
+
 TEST_CASE("AMDGPU metadata notes are read per kernel, skipping argument maps",
           "[jit][resources]") {
   auto const figures = jit::parse_amdgpu_notes(R"(Displaying notes found in: .note

@@ -106,6 +106,10 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     bool const bounded8 = e.block_m == 8 && per_expert >= 0.1;
     CHECK(d.stage2.waves == (bounded8 ? 4 : 0));
     CHECK(d.stage2.stages == (e.block_m == 8 && !bounded8 ? 4 : 3));
+    // Session 18: the k16 decode where ptxas serialises the 64-K form: the two-warpgroup
+    // 8-token stage one, the bounded 8-token and the 16-token stage two.
+    CHECK(d.stage1.wgmma_k16 == (e.block_m == 8 && !one_warpgroup));
+    CHECK(d.stage2.wgmma_k16 == (bounded8 || e.block_m == 16));
   }
   // The draft (E128 top3) at M = 1 (0.023 per expert, 3 x 20 = 60 wgmma CTAs) takes the swapped
   // stage one (repacked layout, 4 CTAs per SM) with the 8-token wgmma stage two; a wide-expert

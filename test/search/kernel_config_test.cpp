@@ -82,6 +82,13 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(wg.block_n == 32);
   CHECK(weight_layout(wg) == WeightLayout::wgmma_tiles);
   CHECK(weight_layout(st) == WeightLayout::natural);
+  CHECK_FALSE(wg.wgmma_k16);
+  auto const k16 = parse_kernel_name("moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic");
+  CHECK(k16.wgmma);
+  CHECK(k16.wgmma_k16);
+  CHECK(k16.stage == 2);
+  CHECK(k16.name() == "moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic");
+  CHECK(weight_layout(k16) == WeightLayout::wgmma_tiles);
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
@@ -98,6 +105,10 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'stg'") && Contains("before 'wg'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_rp_wg_gi_dw0"),
                     Contains("token 11 'wg'") && Contains("before 'rp'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_k16_wg_gi_dw0"),
+                    Contains("token 11 'k16'") && Contains("'wg' before 'k16'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k16_k16_gi_dw0"),
+                    Contains("token 11 'k16'") && Contains("the token once"));
   CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
                     Contains("token 1 'aiter'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),

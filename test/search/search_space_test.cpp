@@ -64,7 +64,7 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
 // The bound keeps the CI compile step short; sm_90 covers five main loops (tokens on M,
 // swapped, staged, staged with fragment decode, wgmma), so 18. The fragment-decode entries list both
 // weight layouts: A16W4 decodes the repacked one and A8W4 the natural one, so each dtype prunes
-// the other's by that rule and by no other.
+// the other's by that rule and by no other; A8W4 prunes the k16-decode wgmma entries by theirs.
 TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
@@ -77,7 +77,9 @@ TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]")
         std::string const layout_rule = d == moe::DtypePath::a8w4 ? "a8w4 fragment decode turns natural"
                                                                    : "a16w4 fragment decode reads whole words";
         bool const fd_other_layout = c.config.fragment_decode && c.pruned_reason.value_or("").find(layout_rule) == 0;
-        CHECK((!c.pruned_reason || fd_other_layout));
+        bool const k16_a8w4 = c.config.wgmma_k16 && d == moe::DtypePath::a8w4 &&
+                              c.pruned_reason.value_or("").find("wgmma_k16 1 with a8w4") == 0;
+        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4));
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
@@ -247,6 +249,13 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 64 with wgmma: 128 or 256"));
   k = wg, k.stages = 2;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("stages 2 with wgmma: a copy ring of 3 to 8"));
+  // The k16 decode: a16w4 wgmma only.
+  k = wg, k.wgmma_k16 = true;
+  CHECK(!check_config(k, Arch::sm_90, backbone()));
+  k.wgmma = false;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 without wgmma"));
+  k = wg, k.wgmma_k16 = true, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with a8w4: the k16 decode is A16W4's"));
   k = wg, k.repacked = true;
   {
     auto const v = all_violations(k, Arch::sm_90);
