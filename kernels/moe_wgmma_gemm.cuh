@@ -253,6 +253,18 @@ MOETUNE_DEV u32 load_shared_u32(u32 addr) {
   return v;
 }
 
+// The wgmmas of k16 step `k16` of the k-tile's 64-K step `kb`: one per token chunk holding
+// tokens, A from `ab` (that step's four registers), B from the stage's token rows at desc0.
+template <class Cfg, int Chunks>
+MOETUNE_DEV void wgmma_a16w4_mma(const u32 (&ab)[4], u64 desc0, int kb, int k16,
+                                 float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) {
+    u64 const desc = desc0 + static_cast<u64>((kb * Cfg::block_m * 128 + c * Cfg::wg_chunk * 128 + k16 * 32) >> 4);
+    WgmmaBf16<Cfg::wg_chunk>::mma(acc[c], ab[0], ab[1], ab[2], ab[3], desc, 1);
+  }
+}
+
 // One a16w4 k-tile: per 64-K step, decode into the A buffer the step before last used (its
 // wgmma group is complete: wait_group 1 below), fence, four k16 steps of wgmmas (one per token
 // chunk holding tokens: Chunks of them), commit. `w_at` / `s_at`: this lane's weight piece and
@@ -277,12 +289,7 @@ MOETUNE_DEV void wgmma_a16w4_tile(u32 w_at, u32 s_at, u64 desc0, int steps, u32 
         for (int j = 0; j < 4; ++j) wgmma_fence_operand(ab[i][j]);
       wgmma_fence();
 #pragma unroll
-      for (int k16 = 0; k16 < 4; ++k16)
-#pragma unroll
-        for (int c = 0; c < Chunks; ++c) {
-          u64 const desc = desc0 + static_cast<u64>((kb * Cfg::block_m * 128 + c * Cfg::wg_chunk * 128 + k16 * 32) >> 4);
-          WgmmaBf16<Cfg::wg_chunk>::mma(acc[c], ab[k16][0], ab[k16][1], ab[k16][2], ab[k16][3], desc, 1);
-        }
+      for (int k16 = 0; k16 < 4; ++k16) wgmma_a16w4_mma<Cfg, Chunks>(ab[k16], desc0, kb, k16, acc);
       wgmma_commit();
       wgmma_wait<1>();
 #pragma unroll
@@ -320,11 +327,7 @@ MOETUNE_DEV void wgmma_a16w4_tile_k16(u32 w_at, u32 s_at, u64 desc0, int steps, 
 #pragma unroll
         for (int j = 0; j < 4; ++j) wgmma_fence_operand(ab[j]);
         wgmma_fence();
-#pragma unroll
-        for (int c = 0; c < Chunks; ++c) {
-          u64 const desc = desc0 + static_cast<u64>((kb * Cfg::block_m * 128 + c * Cfg::wg_chunk * 128 + k16 * 32) >> 4);
-          WgmmaBf16<Cfg::wg_chunk>::mma(acc[c], ab[0], ab[1], ab[2], ab[3], desc, 1);
-        }
+        wgmma_a16w4_mma<Cfg, Chunks>(ab, desc0, kb, k16, acc);
         wgmma_commit();
         wgmma_wait<1>();
 #pragma unroll
