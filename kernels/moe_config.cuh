@@ -175,7 +175,8 @@ struct MoeConfig {
                 : wgmma  ? (stages >= 3 && stages <= 8)
                          : (stages >= 1 && stages <= 3),
                 "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5; wgmma: 3 to 8)");
-  static_assert(stage == 2 || ksplit == 1, "split-K is a stage-two knob");
+  static_assert(stage == 2 || ksplit == 1 || (wgmma && ksplit <= 8),
+                "stage-one split-K: the wgmma main loop, a cluster of at most 8 CTAs (moe_stage1_ksplit)");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
   static_assert(swap_ab || wgmma || block_n % 32 == 0, "block_n must be a multiple of 32");
   static_assert(swap_ab || wgmma || block_m % 16 == 0, "block_m must be a multiple of 16");

@@ -1,7 +1,12 @@
 #pragma once
 // Stage one: h[slot] = silu(x[slot/topk] · gate^T) * (x[slot/topk] · up^T) [* w_slot], per
 // sorted block of block_m slots (one expert), block_n columns of h per CTA.
-// Grid: (max sorted blocks, ceil(I / block_n)); CTAs past num_blocks exit at once.
+// Grid: (max sorted blocks, ceil(I / block_n)[, ksplit]); CTAs past num_blocks exit at once.
+// Split-K (ksplit > 1, the wgmma main loop on sm_90): the ksplit CTAs of a column tile are one
+// thread-block cluster, each multiplies its share of the k-tiles into its own LDS, and the
+// epilogue adds the ksplit partial tiles through distributed shared memory
+// (kernels/cluster_sm90.cuh), each CTA its share of the items: few tokens (M = 1: 120 CTAs of
+// 4 warps on the backbone, one warp per scheduler) get ksplit times the warps to decode with.
 // With an atomic stage two, stage one also clears its fp32 accumulator acc[M][H] (acc_n16
 // 16-byte words, every CTA of the grid its share, before any exit): one kernel fewer on the
 // MoE's critical path (it was moe_zero_y), and at many tokens the stores overlap stage one's
@@ -9,6 +14,7 @@
 // (wait_for_previous_kernel). acc_n16 = 0: nothing to clear (a reduce stage two).
 // Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
 // quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
+#include "cluster_sm90.cuh"
 #include "moe_gemm.cuh"
 #include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
@@ -27,18 +33,90 @@ MOETUNE_DEV float weight_in_stage1(const float* __restrict__ topk_weights, int s
                                                                                : 1.0f;
 }
 
+// Four consecutive fp32 of this CTA's C tile (16-byte aligned; the ksplit 1 epilogue's reader;
+// a split-K cluster reads the sum over its ranks' tiles instead: ClusterTileSum).
+struct OwnCTile {
+  const float* ct;
+  MOETUNE_DEV f32x4 sum4(int i) const { return *reinterpret_cast<const f32x4*>(ct + i); }
+};
+
+// The epilogue: items first, first + step, ... of the C tile (block_m rows, gate and up
+// interleaved per h column) -> h. `tile` reads the C tile (OwnCTile or ClusterTileSum).
+template <class Cfg, class Tile>
+MOETUNE_DEV void stage1_epilogue(const Tile& tile, int first, int step, const i32* __restrict__ sorted_slots, int blk,
+                                 int n_slots, int n0, i32 I, const float* __restrict__ topk_weights,
+                                 u8* __restrict__ h, u8* __restrict__ h_scales) {
+  if constexpr (!Cfg::a_fp8) {
+    (void)h_scales;
+    // 8 columns (one 16-byte store) per item.
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 8);
+    for (int it = first; it < items; it += step) {
+      int const r = it / (Cfg::block_n / 8);
+      int const c = (it % (Cfg::block_n / 8)) * 8;
+      int const s = sorted_slots[blk * Cfg::block_m + r];
+      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
+      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
+      u32 o[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        // h columns c + 2q and c + 2q + 1: their (gate, up) pairs
+        f32x4 const gu = tile.sum4(r * Cfg::c_stride + 2 * (c + 2 * q));
+        o[q] = pack_bf16x2(silu_mul(gu.x, gu.y) * wgt, silu_mul(gu.z, gu.w) * wgt);
+      }
+      *reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2) = u32x4{o[0], o[1], o[2], o[3]};
+    }
+  } else {
+    // One MX block (32 columns) per item: amax, scale, codes.
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 32);
+    for (int it = first; it < items; it += step) {
+      int const r = it / (Cfg::block_n / 32);
+      int const c = (it % (Cfg::block_n / 32)) * 32;
+      int const s = sorted_slots[blk * Cfg::block_m + r];
+      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
+      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
+      float v[32];
+      float amax = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 32; i += 2) {
+        f32x4 const gu = tile.sum4(r * Cfg::c_stride + 2 * (c + i));
+        v[i] = silu_mul(gu.x, gu.y) * wgt;
+        v[i + 1] = silu_mul(gu.z, gu.w) * wgt;
+        amax = fmax_f32(amax, fmax_f32(fabs_f32(v[i]), fabs_f32(v[i + 1])));
+      }
+      int const e = mx_scale_exponent<Cfg::fp8>(amax);
+      float const inv = __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);  // 2^-e
+      u32 words[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        u32 w = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) w |= f32_to_fp8<Cfg::fp8>(v[4 * q + b] * inv) << (8 * b);
+        words[q] = amax > 0.0f ? w : 0u;  // the contract: an all-zero block is all code 0
+      }
+      u32x4* dst = reinterpret_cast<u32x4*>(h + static_cast<u64>(s) * I + n0 + c);
+      dst[0] = u32x4{words[0], words[1], words[2], words[3]};
+      dst[1] = u32x4{words[4], words[5], words[6], words[7]};
+      h_scales[static_cast<u64>(s) * (I / 32) + (n0 + c) / 32] = static_cast<u8>(e + 127);
+    }
+  }
+}
+
+// The kernel's body, shared by its two entry points (moe_stage1, moe_stage1_ksplit).
 template <class Cfg>
-__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
-    moe_stage1(const u8* __restrict__ x, const u8* __restrict__ x_scales, const u8* __restrict__ w1,
-               const u8* __restrict__ w1_scales, const i32* __restrict__ sorted_slots,
-               const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,
-               const float* __restrict__ topk_weights, u8* __restrict__ h, u8* __restrict__ h_scales,
-               i32 M, i32 topk, i32 H, i32 I, u32x4* __restrict__ acc, i64 acc_n16, i32 grid_x,
-               i32 ctas) {
+MOETUNE_DEV void stage1_body(const u8* __restrict__ x, const u8* __restrict__ x_scales, const u8* __restrict__ w1,
+                             const u8* __restrict__ w1_scales, const i32* __restrict__ sorted_slots,
+                             const i32* __restrict__ block_expert, const i32* __restrict__ num_blocks,
+                             const float* __restrict__ topk_weights, u8* __restrict__ h, u8* __restrict__ h_scales,
+                             i32 M, i32 topk, i32 H, i32 I, u32x4* __restrict__ acc, i64 acc_n16, i32 grid_x,
+                             i32 ctas) {
   static_assert(Cfg::stage == 1, "stage-one configuration expected");
   wait_for_previous_kernel();  // before num_blocks: the sort writes it
   if (acc_n16 > 0) {
-    i64 const cta = static_cast<i64>(block_y()) * grid_x + block_x();
+    // The CTA's linear index over the whole grid (z: the split-K ranks, grid.y = ctas /
+    // (grid.x * ksplit)).
+    i64 const cta = Cfg::ksplit > 1 ? (static_cast<i64>(block_z()) * (ctas / (grid_x * Cfg::ksplit)) + block_y()) * grid_x +
+                                          block_x()
+                                    : static_cast<i64>(block_y()) * grid_x + block_x();
     for (i64 i = cta * Cfg::threads + thread_x(); i < acc_n16; i += static_cast<i64>(ctas) * Cfg::threads)
       acc[i] = u32x4{0, 0, 0, 0};
   }
@@ -68,6 +146,16 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   g.n_rows = 0;
   g.k_begin = 0;
   g.k_end = H;
+  if constexpr (Cfg::ksplit > 1) {
+    // Split-K: rank z takes k-tiles [z * tiles / ksplit, (z + 1) * tiles / ksplit), at least one
+    // each (the rules ask for as many k-tiles as ranks), so every rank reaches both cluster
+    // barriers below.
+    int const tiles = (H + Cfg::block_k - 1) / Cfg::block_k;
+    int const z = static_cast<int>(block_z());
+    g.k_begin = z * tiles / Cfg::ksplit * Cfg::block_k;
+    int const end = (z + 1) * tiles / Cfg::ksplit * Cfg::block_k;
+    g.k_end = end < H ? end : H;
+  }
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::wgmma) wgmma_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
@@ -76,56 +164,42 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   allow_next_kernel_start();  // the epilogue is left (moetune_portability.h)
 
   const float* ct = reinterpret_cast<const float*>(smem);
-  if (!Cfg::a_fp8) {
-    // 8 columns (one 16-byte store) per item.
-    constexpr int items = Cfg::block_m * (Cfg::block_n / 8);
-    for (int it = tid; it < items; it += Cfg::threads) {
-      int const r = it / (Cfg::block_n / 8);
-      int const c = (it % (Cfg::block_n / 8)) * 8;
-      int const s = sorted_slots[blk * Cfg::block_m + r];
-      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
-      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
-      u32 o[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float const v0 = silu_mul(ct[r * Cfg::c_stride + 2 * (c + 2 * q)], ct[r * Cfg::c_stride + 2 * (c + 2 * q) + 1]) * wgt;
-        float const v1 = silu_mul(ct[r * Cfg::c_stride + 2 * (c + 2 * q + 1)], ct[r * Cfg::c_stride + 2 * (c + 2 * q + 1) + 1]) * wgt;
-        o[q] = pack_bf16x2(v0, v1);
-      }
-      *reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2) = u32x4{o[0], o[1], o[2], o[3]};
-    }
+  if constexpr (Cfg::ksplit > 1) {
+    // Split-K: this CTA holds its K range's partial sums; the epilogue needs whole ones.
+    cluster_barrier();  // every rank's C tile is written and visible to the cluster
+    ClusterTileSum<Cfg::ksplit> const tile(ct);
+    stage1_epilogue<Cfg>(tile, tid + static_cast<int>(block_z()) * Cfg::threads, Cfg::threads * Cfg::ksplit,
+                         sorted_slots, blk, n_slots, n0, I, topk_weights, h, h_scales);
+    cluster_barrier();  // no rank exits (its LDS goes) while another still reads its tile
   } else {
-    // One MX block (32 columns) per item: amax, scale, codes.
-    constexpr int items = Cfg::block_m * (Cfg::block_n / 32);
-    for (int it = tid; it < items; it += Cfg::threads) {
-      int const r = it / (Cfg::block_n / 32);
-      int const c = (it % (Cfg::block_n / 32)) * 32;
-      int const s = sorted_slots[blk * Cfg::block_m + r];
-      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
-      float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
-      float v[32];
-      float amax = 0.0f;
-#pragma unroll
-      for (int i = 0; i < 32; ++i) {
-        v[i] = silu_mul(ct[r * Cfg::c_stride + 2 * (c + i)], ct[r * Cfg::c_stride + 2 * (c + i) + 1]) * wgt;
-        amax = fmax_f32(amax, fabs_f32(v[i]));
-      }
-      int const e = mx_scale_exponent<Cfg::fp8>(amax);
-      float const inv = __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);  // 2^-e
-      u32 words[8];
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        u32 w = 0;
-#pragma unroll
-        for (int b = 0; b < 4; ++b) w |= f32_to_fp8<Cfg::fp8>(v[4 * q + b] * inv) << (8 * b);
-        words[q] = amax > 0.0f ? w : 0u;  // the contract: an all-zero block is all code 0
-      }
-      u32x4* dst = reinterpret_cast<u32x4*>(h + static_cast<u64>(s) * I + n0 + c);
-      dst[0] = u32x4{words[0], words[1], words[2], words[3]};
-      dst[1] = u32x4{words[4], words[5], words[6], words[7]};
-      h_scales[static_cast<u64>(s) * (I / 32) + (n0 + c) / 32] = static_cast<u8>(e + 127);
-    }
+    stage1_epilogue<Cfg>(OwnCTile{ct}, tid, Cfg::threads, sorted_slots, blk, n_slots, n0, I, topk_weights, h,
+                         h_scales);
   }
+}
+
+#define MOETUNE_STAGE1_PARAMS                                                                                  \
+  const u8 *__restrict__ x, const u8 *__restrict__ x_scales, const u8 *__restrict__ w1,                        \
+      const u8 *__restrict__ w1_scales, const i32 *__restrict__ sorted_slots, const i32 *__restrict__ block_expert, \
+      const i32 *__restrict__ num_blocks, const float *__restrict__ topk_weights, u8 *__restrict__ h,           \
+      u8 *__restrict__ h_scales, i32 M, i32 topk, i32 H, i32 I, u32x4 *__restrict__ acc, i64 acc_n16, i32 grid_x, \
+      i32 ctas
+#define MOETUNE_STAGE1_ARGS \
+  x, x_scales, w1, w1_scales, sorted_slots, block_expert, num_blocks, topk_weights, h, h_scales, M, topk, H, I, acc, acc_n16, grid_x, ctas
+
+// Grid (max sorted blocks, ceil(I / block_n)).
+template <class Cfg>
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks) moe_stage1(MOETUNE_STAGE1_PARAMS) {
+  static_assert(Cfg::ksplit == 1, "split-K stage one is moe_stage1_ksplit");
+  stage1_body<Cfg>(MOETUNE_STAGE1_ARGS);
+}
+
+// Split-K (sm_90): grid (max sorted blocks, ceil(I / block_n), ksplit), each column tile's
+// ksplit CTAs one cluster along z.
+template <class Cfg>
+__global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
+    MOETUNE_CLUSTER_DIMS(1, 1, Cfg::ksplit) moe_stage1_ksplit(MOETUNE_STAGE1_PARAMS) {
+  static_assert(Cfg::ksplit > 1, "moe_stage1_ksplit splits K");
+  stage1_body<Cfg>(MOETUNE_STAGE1_ARGS);
 }
 
 }  // namespace moetune
@@ -133,8 +207,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
 // Explicit instantiation of one stage-one specialization (the rendered TU uses this, so the
 // parameter list lives in one place). Needed by the offline compilers (hipRTC, clang-22),
 // which emit only instantiated kernels; NVRTC also accepts it next to its name expressions.
-#define MOETUNE_INSTANTIATE_STAGE1(...)                                                         \
-  template __global__ void moetune::moe_stage1<__VA_ARGS__>(                                    \
+#define MOETUNE_INSTANTIATE_STAGE1(...) MOETUNE_INSTANTIATE_STAGE1_ENTRY(moe_stage1, __VA_ARGS__)
+#define MOETUNE_INSTANTIATE_STAGE1_KSPLIT(...) MOETUNE_INSTANTIATE_STAGE1_ENTRY(moe_stage1_ksplit, __VA_ARGS__)
+#define MOETUNE_INSTANTIATE_STAGE1_ENTRY(ENTRY, ...)                                            \
+  template __global__ void moetune::ENTRY<__VA_ARGS__>(                                         \
       const moetune::u8*, const moetune::u8*, const moetune::u8*, const moetune::u8*,           \
       const moetune::i32*, const moetune::i32*, const moetune::i32*, const float*, moetune::u8*, \
       moetune::u8*, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::u32x4*,     \

@@ -8,7 +8,8 @@
 # 9's default pairs (the 8-token swapped pair, the 16- and 32-token fragment-decode staged
 # pairs), session 10's 8-token wgmma pair (two warpgroups in stage one) and the 16- and
 # 64-token wgmma pairs, session 14's 8-token default and session 15's at M = 1 (the swapped
-# stage one with the 8-token wgmma stage two), sessions 15-17's 8- and 16-token defaults (the
+# stage one with the 8-token wgmma stage two; wg8_s14 is also sessions 16-18's backbone M = 1 default, whose stage
+# one session 19's default splits over K in a cluster), sessions 15-17's 8- and 16-token defaults (the
 # 64-K decode where session 18's default takes the k16 one), so the table shows what each main loop buys at
 # every point, every row
 # against the roofline of ceilings measured in the same run; the backbone's default also with
@@ -18,7 +19,9 @@
 # The tables replace everything between the "generated:begin" and "generated:end" markers of
 # OUT.md; the hand-written analysis around them stays.
 # Each bench run keeps its JSON and its Markdown table in JSON_DIR; SKIP_BENCH=1 rebuilds OUT.md
-# from those files without a GPU (e.g. after a change to the summary).
+# from those files without a GPU (e.g. after a change to the summary), ONLY=NAME reruns the one
+# bench NAME (backbone, backbone_16384, draft, ep, backbone_a8w4, backbone_serial) and takes the
+# others from JSON_DIR.
 # Usage: test/performance_table.sh BUILD_DIR OUT.md [JSON_DIR]
 set -euo pipefail
 build=${1:?build dir}
@@ -34,7 +37,7 @@ fd16=${s1}t16x64x128_w4_kp1_nk16_wv0_st3_stg_fd_rp_gi_dw0,${s2}t16x128x64_w4_kp1
 fd32=${s1}t32x64x64_w4_kp1_nk16_wv4_st4_stg_fd_rp_gi_dw0,${s2}t32x128x64_w4_kp1_nk16_wv4_st4_stg_fd_rp_ks1_dw0_atomic
 staged128=${s1}t128x64x64_w8_kp1_nk16_wv2_st3_stg_rp_gi_dw0,${s2}t128x128x64_w8_kp1_nk16_wv2_st3_stg_rp_ks1_dw0_reduce
 wg8_s10=${s1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
-wg8_s14=${s1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 14's default
+wg8_s14=${s1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 14's default; sessions 16-18's at backbone M = 1 (session 19 splits its stage one's K)
 mixed1_s15=${s1}t8x8x128_w4_kp1_nk16_wv4_st4_sab_rp_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 15's at M = 1
 wg16=${s1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t16x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 wg64=${s1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
@@ -55,7 +58,7 @@ trap 'rm -rf "$tmp"' EXIT
 rc=0
 bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept in JSON_DIR
   local name=$1; shift
-  if [[ "${SKIP_BENCH:-0}" == 1 ]]; then
+  if [[ "${SKIP_BENCH:-0}" == 1 || ( -n "${ONLY:-}" && "$ONLY" != "$name" ) ]]; then
     [[ -f "$json_dir/bench_roofline_$name.json" && -f "$json_dir/bench_roofline_$name.md" ]] ||
       { echo "SKIP_BENCH=1: $json_dir/bench_roofline_$name.{json,md} missing" >&2; rc=1; }
     return

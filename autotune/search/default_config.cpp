@@ -125,6 +125,36 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   return d;
 }
 
+// Stage one split over K in a cluster (ksplit, kernels/moe_stage1.cuh) where the A16W4
+// one-warpgroup 8-token wgmma stage one has few CTAs: `ctas` of them (the experts M tokens
+// reach times its column tiles) hold one warp per scheduler, and each warp decodes its whole
+// K in a row (Nsight Compute, backbone M = 1: 120 CTAs, 3.2 cycles between a warp's issues,
+// 6 % achieved occupancy, DRAM 22 %; a deeper copy ring changed nothing, 16.8 -> 17.1 us).
+// The largest of 4 and 2 that keeps ctas x ksplit within 528 (four such CTAs per SM of a
+// 132-SM H200) is taken. Session 19 (results/sm_90/2026-12-04-h200-s19, p2 and p3; whole MoE,
+// us): backbone M = 1 (120 CTAs) ks4 28.5 / 28.3 -> 25.8 / 25.6 (ks2 27.0, ks8 31.0); M = 2
+// (240) ks2 39.9 / 40.0 -> 38.9 / 38.9 (ks4 42.9); draft M = 2 (120) ks4 28.1 -> 26.1, M = 4
+// (240) ks2 38.4 -> 36.7 (ks4 40.3); at 432 (EP M = 1) and 480 (backbone M = 4) every split
+// was slower (EP 55.9 -> 60.5 with ks2, backbone M = 4 59.8 -> 65.0). A8W4's stage one (128-K
+// tiles, p4, two rounds) gains from ks4 only up to one CTA per SM: draft M = 1 (60 CTAs)
+// 29.4 / 30.3 -> 24.2 / 23.9, M = 2 (120) 32.9 / 32.9 -> 32.3 / 32.3, backbone M = 1 (120)
+// 31.9 / 33.3 -> 32.1 / 32.1; ks2 at 240 CTAs lost (backbone M = 2 40.9 -> 43.0, draft M = 4
+// 40.3 -> 42.6), so A8W4 takes ks4 at most 132 CTAs and no ks2.
+void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, const moe::MoeShape& shape) {
+  KernelConfig& s1 = d.stage1;
+  if (!s1.wgmma || s1.block_m != 8 || s1.warps != 4) return;
+  bool const a8w4 = s1.dtype == DtypePath::a8w4;
+  std::int64_t const ctas = reached_experts * ((shape.inter + s1.block_n - 1) / s1.block_n);
+  for (int const ks : {4, 2}) {
+    if (a8w4 ? ks != 4 || ctas > 132 : ctas * ks > 528) continue;
+    KernelConfig trial = s1;
+    trial.ksplit = ks;
+    if (check_config(trial, arch, shape)) continue;
+    s1 = trial;
+    return;
+  }
+}
+
 void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
   if (!check_config(c, arch, shape)) return;
   if (c.ksplit > 1) {  // a reduction too short to split: no split-K before anything else
@@ -207,7 +237,10 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   std::int64_t const reached_experts = std::min<std::int64_t>(shape.experts, M * shape.topk);
   bool const a16w4_wgmma_ctas = reached_experts * ((shape.inter + 31) / 32) >= 96;
   if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04 || a16w4_wgmma_ctas)) {
-    if (auto w = wgmma_default(d, per_expert, arch, shape)) return *w;
+    if (auto w = wgmma_default(d, per_expert, arch, shape)) {
+      split_stage1_k(*w, reached_experts, arch, shape);
+      return *w;
+    }
   }
   bool const swapped_sizes = nvidia && !fragment_sizes && (per_expert < 6 || !mxfp4);
   if (swapped_sizes && per_expert <= 12) {

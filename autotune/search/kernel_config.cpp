@@ -74,6 +74,7 @@ std::string KernelConfig::name() const {
   if (wgmma_k16) s += "_k16";
   if (repacked) s += "_rp";
   if (stage == 1) {
+    if (ksplit > 1) s += fmt::format("_ks{}", ksplit);  // split-K only: older names stay as they were
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
                      doweight_stage1 ? 1 : 0);
   } else {
@@ -110,6 +111,12 @@ KernelConfig parse_kernel_name(std::string_view name) {
   if (t[1] == "s1") c.stage = 1;
   else if (t[1] == "s2") c.stage = 2;
   else bad(name, 1, t[1], "'s1' or 's2'");
+  // A stage-one name carries "ks<N>" before its gate/up token only when it splits K (N >= 2).
+  if (c.stage == 1 && t.size() > 10 && t[10].substr(0, 2) == "ks") {
+    c.ksplit = prefixed_int(name, 10, t[10], "ks", "ks<ksplit>");
+    if (c.ksplit < 2) bad(name, 10, t[10], "ks2 or more (a stage-one name names its split-K only when it splits)");
+    t.erase(t.begin() + 10);
+  }
   std::size_t const want = c.stage == 1 ? 12 : 13;
   if (t.size() != want)
     throw Error(fmt::format("kernel name '{}' has {} '_'-separated tokens, a stage-{} name has {}",

@@ -9,6 +9,7 @@
 //   moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0
 //   moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0
 //   moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic
+//   moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
@@ -16,8 +17,9 @@
 // main loop (whose weights are always in the wgmma tile layout; then "k16" for its decode one
 // k16 step at a time), then "rp" when the MXFP4
 // weights are in the repacked layout (each absent otherwise, so names from before these knobs
-// still parse); stage one: gate/up order (gi interleaved, gs separated) and
-// doweight_stage1; stage two: ksplit, doweight_stage1 and atomic|reduce.
+// still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
+// (gi interleaved, gs separated) and doweight_stage1; stage two: ksplit, doweight_stage1 and
+// atomic|reduce.
 #include <string>
 #include <string_view>
 
@@ -46,7 +48,9 @@ struct KernelConfig {
   int stages = 2;    // 1 = plain, 2 = next A tile prefetched into registers, 3 = next A
                      // tile and next tile's weights prefetched (weights double-buffered);
                      // swapped operands: the k-tiles of the per-lane copy ring (2-8)
-  int ksplit = 1;    // stage two only
+  int ksplit = 1;    // split-K: stage two's CTAs along z add into the atomic accumulator; stage
+                     // one's (wgmma, sm_90) form a thread-block cluster that adds the partial
+                     // sums before the SiLU epilogue (name token _ks<N> only when N > 1)
   GateUpLayout gate_up = GateUpLayout::interleaved;  // stage one only
   bool doweight_stage1 = false;
   Stage2Mode stage2_mode = Stage2Mode::atomic;  // stage two only

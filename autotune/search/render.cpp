@@ -22,8 +22,12 @@ int dtype_index(DtypePath d) {
   return 0;
 }
 
+// Stage one's split-K has its own entry point (its cluster shape is part of the kernel).
+bool stage1_ksplit(const KernelConfig& cfg) { return cfg.stage == 1 && cfg.ksplit > 1; }
+
 std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
-  return fmt::format("moetune::moe_stage{}<{}>", cfg.stage, config_type(cfg, arch));
+  return fmt::format("moetune::moe_stage{}{}<{}>", cfg.stage, stage1_ksplit(cfg) ? "_ksplit" : "",
+                     config_type(cfg, arch));
 }
 
 }  // namespace
@@ -37,7 +41,7 @@ std::string config_type(const KernelConfig& c, Arch arch) {
   bool const s1 = c.stage == 1;
   return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
-                     static_cast<int>(mma_path(c, arch)), c.waves, c.stages, s1 ? 1 : c.ksplit,
+                     static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
@@ -53,7 +57,7 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
                                 to_string(arch), to_string(mma_path(cfg, arch)));
   if (cfg.stage == 1) {
     src += "#include \"moe_sort.cuh\"\n#include \"moe_stage1.cuh\"\n";
-    src += fmt::format("MOETUNE_INSTANTIATE_STAGE1({});\n", type);
+    src += fmt::format("MOETUNE_INSTANTIATE_STAGE1{}({});\n", stage1_ksplit(cfg) ? "_KSPLIT" : "", type);
     out.kernel_names = {"moetune::moe_sort", stage_kernel(cfg, arch)};
   } else {
     src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
@@ -80,7 +84,7 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
       stage_kernel(cfg, arch),
       Dim3{static_cast<std::uint32_t>(plan.max_sorted_blocks),
            static_cast<std::uint32_t>(((cfg.stage == 1 ? shape.inter : shape.hidden) + cfg.block_n - 1) / cfg.block_n),
-           static_cast<std::uint32_t>(cfg.stage == 1 ? 1 : std::max(1, cfg.ksplit))},
+           static_cast<std::uint32_t>(std::max(1, cfg.ksplit))},
       Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
   if (cfg.stage == 1) {
     plan.launches.push_back({"moetune::moe_sort", Dim3{1, 1, 1}, Dim3{sort_threads, 1, 1}, 0});

@@ -60,7 +60,7 @@ struct Loader {
         for (std::size_t i = 0; i < list.size(); ++i)
           if (list[i] > 1) fail(fmt::format("{}[{}]", w, i), "expected 0 or 1");
       }
-      else if (key == "ksplit" && stage == 2) k.ksplit = ints(value, w);
+      else if (key == "ksplit") k.ksplit = ints(value, w);
       else if (key == "stage2_mode" && stage == 2) {
         if (!value.is_array() || value.empty()) fail(w, "expected a non-empty array of \"atomic\"/\"reduce\"");
         k.stage2_mode.clear();
@@ -72,7 +72,7 @@ struct Loader {
       } else if (key == "comment") {
         continue;
       } else {
-        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, repack)"
+        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, repack, ksplit)"
                            : "unknown stage-two knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, repack, ksplit, stage2_mode)");
       }
     }
@@ -123,7 +123,7 @@ void product(const KnobLists& k, int stage, F&& f) {
   for (int w : k.warps) for (int kp : k.kpack) for (int nk : k.nonkdim)
   for (int wv : k.waves) for (int st : k.stages) for (int sw : k.swap_ab) for (int sg : k.staged)
   for (int rp : k.repack) for (int fd : k.fragment_decode) for (int wg : k.wgmma) for (int k16 : k.wgmma_k16)
-  for (int ks : (stage == 2 ? k.ksplit : std::vector<int>{1}))
+  for (int ks : k.ksplit)
   for (auto mode : (stage == 2 ? k.stage2_mode : std::vector<Stage2Mode>{Stage2Mode::atomic})) {
     KernelConfig c;
     c.stage = stage, c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps = w, c.kpack = kp;

@@ -179,8 +179,15 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.waves < 0 || c.waves > lim.max_waves)
     add(fmt::format("waves {} is outside 0..{} on {}", c.waves, lim.max_waves, an));
   if (c.ksplit < 1) add(fmt::format("ksplit {} is below 1", c.ksplit));
-  if (c.stage == 1 && c.ksplit != 1)
-    add(fmt::format("ksplit {} in stage one: split-K is a stage-two knob (the SiLU epilogue needs whole sums)", c.ksplit));
+  // Stage one's split-K adds its partial sums before the SiLU epilogue inside a thread-block
+  // cluster of ksplit CTAs (kernels/moe_stage1.cuh, kernels/cluster_sm90.cuh): the wgmma main
+  // loop's kernels only (sm_90), and at most 8 CTAs (the portable cluster size).
+  if (c.stage == 1 && c.ksplit > 1 && !c.wgmma)
+    add(fmt::format("ksplit {} in stage one: stage one splits K only in the wgmma main loop (its partial sums are "
+                    "added in a thread-block cluster, sm_90)",
+                    c.ksplit));
+  if (c.stage == 1 && c.ksplit > 8)
+    add(fmt::format("ksplit {} in stage one: a cluster of at most 8 CTAs adds the partial sums", c.ksplit));
   if (c.stage == 2 && c.ksplit > 1 && c.stage2_mode == Stage2Mode::reduce)
     add(fmt::format("ksplit {} with the reduce stage two: split-K needs atomic accumulation", c.ksplit));
   if (c.dtype == DtypePath::a8w4 && arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz)
@@ -245,9 +252,9 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
                     c.block_n, n, c.stage == 1 ? "inter_dim" : "model_dim"));
   if (c.block_k > k && c.block_k > t.chunk)
     add(fmt::format("block_k {} exceeds the reduction length {}", c.block_k, k));
-  if (c.stage == 2 && c.ksplit > 1 && (k + c.block_k - 1) / c.block_k < c.ksplit)
-    add(fmt::format("ksplit {} exceeds the {} block_k tiles of inter_dim {}", c.ksplit,
-                    (k + c.block_k - 1) / c.block_k, k));
+  if (c.ksplit > 1 && (k + c.block_k - 1) / c.block_k < c.ksplit)
+    add(fmt::format("ksplit {} exceeds the {} block_k tiles of {} {}", c.ksplit, (k + c.block_k - 1) / c.block_k,
+                    c.stage == 1 ? "model_dim" : "inter_dim", k));
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ std::optional<io::FmoeRow> tuned_row(const BucketResult& b, const RowContext& ct
   row.key = tuned_row_key(b.key, ctx);
   io::TunedResult t;
   t.block_m = pair.stage1.block_m;  // shared by both stages (the sort granularity)
-  // AITER reads ksplit as stage one's split-K; moe-tune's stage one has none. Its stage-two
-  // split is in kernelName2 (_ksN), never here: ksplit > 1 would send the row elsewhere.
+  // AITER reads ksplit as stage one's split-K and sends a row with ksplit > 1 to another
+  // backend; moe-tune's splits (either stage) are in the kernel names (_ksN), never here.
   t.ksplit = 0;
   // Stored as AITER stores them (rounded to 4 decimals), so the row reads back equal.
   t.us1 = io::python_round(*b.stage1_us, 4);

@@ -1,9 +1,9 @@
 #pragma once
 // Qualified buckets as AITER tuned rows (DESIGN.md §5, docs/formats.md), every column in the
 // meaning AITER reads it: the untuned key with gfx and cu_num filled in, the shared block_m,
-// ksplit = stage one's split-K (AITER sends a bf16 x fp4 row with ksplit > 1 to another
-// backend; moe-tune's stage one has none, so 0; its stage-two split stays in kernelName2 as
-// _ksN), isolated stage times us1/us2 at `token` (where AITER's tuner times a row; the
+// ksplit = stage one's split-K as AITER reads it (AITER sends a bf16 x fp4 row with ksplit > 1
+// to another backend, so 0: moe-tune's split-K of either stage stays in its kernel name as
+// _ksN, in kernelName1 or kernelName2), isolated stage times us1/us2 at `token` (where AITER's tuner times a row; the
 // protocol itself runs at actual_m), the KernelConfig names, err1/err2, us = round(us1 + us2,
 // 4), and tflops/bw by AITER's tuner formulas at `token`. moe-tune's own figures (at the timed
 // M, its traffic model) go in the report (report.json: "figures").

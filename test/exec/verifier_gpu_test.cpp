@@ -1,7 +1,8 @@
 // The correctness gates of DESIGN.md §2 on the GPU, for every data path, on the
 // DeepSeek-V4.1-Flash backbone shape and on a shape whose dims are not multiples of 128:
 // the default configuration pair and representative variants (both operand orders, atomic and
-// reduce stage two, split-K, the FMA fallback, separated gate/up, routing weight in stage one).
+// reduce stage two, split-K in either stage, the FMA fallback, separated gate/up, routing weight
+// in stage one).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -247,6 +248,20 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
       REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
       require_passes(verifier.verify(s1, s2, options));
+      // Stage one split over K in a cluster of 2 and of as many CTAs as the rules allow (up to
+      // 8; each at least one k-tile, so the rank of a short K range still reaches both cluster
+      // barriers), against the same stage two: the partial sums added through distributed
+      // shared memory must give what one CTA's whole K gives.
+      for (int ks : {2, 8, 5}) {
+        auto split = s1;
+        split.ksplit = ks;
+        CAPTURE(split.name());
+        if (search::check_config(split, arch, base_shape)) {
+          CHECK(ks > 2);  // K too short for that many ranks
+          continue;
+        }
+        require_passes(verifier.verify(split, s2, options));
+      }
       // Both stages with the k16 decode (A16W4; A8W4 must refuse it).
       auto k1 = s1, k2 = s2;
       k1.wgmma_k16 = k2.wgmma_k16 = true;

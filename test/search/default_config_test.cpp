@@ -110,6 +110,10 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     // 8-token stage one, the bounded 8-token and the 16-token stage two.
     CHECK(d.stage1.wgmma_k16 == (e.block_m == 8 && !one_warpgroup));
     CHECK(d.stage2.wgmma_k16 == (bounded8 || e.block_m == 16));
+    // Session 19: the one-warpgroup stage one splits K where it has few CTAs: M = 1 (6 experts
+    // x 20 column tiles = 120 CTAs) in 4, M = 2 (240) in 2, M = 4 (480) not at all.
+    CHECK(d.stage1.ksplit == (e.M == 1 ? 4 : e.M == 2 ? 2 : 1));
+    CHECK(d.stage2.ksplit == 1);
   }
   // The draft (E128 top3) at M = 1 (0.023 per expert, 3 x 20 = 60 wgmma CTAs) takes the swapped
   // stage one (repacked layout, 4 CTAs per SM) with the 8-token wgmma stage two; a wide-expert
@@ -126,9 +130,13 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     auto const w = checked_default(wide, Expect{1, false, false, false, true, 8});
     CHECK(w.stage1.warps == 4);
     CHECK(w.stage1.block_n == 32);
+    CHECK(w.stage1.ksplit == 1);  // 320 CTAs: a split of 2 would make 640
     auto ep = shape;
     ep.inter = 2304, ep.experts = 96;
-    checked_default(ep, Expect{1, false, false, false, true, 8});
+    CHECK(checked_default(ep, Expect{1, false, false, false, true, 8}).stage1.ksplit == 1);  // 6 x 72 = 432 CTAs
+    // The draft at M = 2 (6 experts x 20 = 120 CTAs) splits in 4, at M = 4 (240) in 2.
+    CHECK(checked_default(draft, Expect{2, false, false, false, true, 8}).stage1.ksplit == 4);
+    CHECK(checked_default(draft, Expect{4, false, false, false, true, 8}).stage1.ksplit == 2);
   }
   // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
   // 32 K) at every size (session 12): 8-token blocks below 3 tokens per expert, their stage one
@@ -145,6 +153,8 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
       CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
       CHECK(d.stage1.block_k == (e.block_m == 16 ? 256 : 128));
+      // Session 19: A8W4's stage one splits K in 4 only up to one CTA per SM (M = 1: 120).
+      CHECK(d.stage1.ksplit == (e.M == 1 ? 4 : 1));
     }
     for (std::int64_t M : {1, 4}) {  // the draft and EP at their smallest M too
       auto draft = a8;
@@ -154,7 +164,11 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       for (auto const& s : {draft, ep}) {
         auto const d = search::default_config(s, search::Arch::sm_90, M);
         CHECK(d.stage1.wgmma);
-        CHECK(d.stage1.name() == "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_gi_dw0");
+        // Split in 4 only the draft's M = 1 stage one (3 experts x 20 = 60 CTAs); M = 4 has 240,
+        // EP 432 and more.
+        bool const split = s.experts == 128 && M == 1;
+        CHECK(d.stage1.name() == (split ? "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0"
+                                         : "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_gi_dw0"));
         CHECK(d.stage2.name() == "moetune_s2_a8w4_fp8_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic");
       }
     }

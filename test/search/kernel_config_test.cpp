@@ -11,6 +11,8 @@ TEST_CASE("kernel names are generated from the knobs", "[search]") {
   c.stage = 1, c.block_m = 32, c.block_n = 128, c.block_k = 256, c.warps = 4, c.kpack = 2;
   c.nonkdim = 16, c.waves = 2, c.stages = 2;
   CHECK(c.name() == "moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0");
+  c.ksplit = 4;  // stage one names its split-K only when it splits
+  CHECK(c.name() == "moetune_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_ks4_gi_dw0");
   c.stage = 2, c.dtype = DtypePath::a8w4, c.fp8 = Fp8Flavor::fnuz, c.ksplit = 2;
   c.stage2_mode = Stage2Mode::reduce, c.doweight_stage1 = true;
   CHECK(c.name() == "moetune_s2_a8w4_fnuz_t32x128x256_w4_kp2_nk16_wv2_st2_ks2_dw1_reduce");
@@ -29,7 +31,9 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_rp_gi_dw0",
                         "moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st4_stg_fd_rp_ks1_dw0_reduce",
                         "moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0",
-                        "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv2_st5_wg_ks2_dw0_atomic"}) {
+                        "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv2_st5_wg_ks2_dw0_atomic",
+                        "moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0",
+                        "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_ks2_gi_dw1"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -109,6 +113,11 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'k16'") && Contains("'wg' before 'k16'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k16_k16_gi_dw0"),
                     Contains("token 11 'k16'") && Contains("the token once"));
+  // Stage one names its split-K only when it splits: ks1 and a malformed count are refused.
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks1_gi_dw0"),
+                    Contains("token 11 'ks1'") && Contains("ks2 or more"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ksx_gi_dw0"),
+                    Contains("token 11 'ksx'") && Contains("ks<ksplit>"));
   CHECK_THROWS_WITH(parse_kernel_name("aiter_s1_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),
                     Contains("token 1 'aiter'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s3_a16w4_bf16_t32x128x256_w4_kp2_nk16_wv2_st2_gi_dw0"),

@@ -131,7 +131,7 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   k = c, k.block_m = 128, k.block_n = 128, k.block_k = 128, k.warps = 8, k.stages = 1;
   CHECK_THAT(check_config(k, Arch::gfx942).value(), Contains("exceeds the 64 KB limit of gfx942"));
   k = c, k.ksplit = 2;
-  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("split-K is a stage-two knob"));
+  CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("stage one splits K only in the wgmma main loop"));
   k = c, k.stage = 2, k.ksplit = 2, k.stage2_mode = Stage2Mode::reduce, k.block_n = 128;
   CHECK_THAT(check_config(k, Arch::sm_90).value(), Contains("needs atomic"));
   k = c, k.block_k = 64;  // sm80 chunk is 128 K
@@ -256,6 +256,19 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 without wgmma"));
   k = wg, k.wgmma_k16 = true, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with a8w4: the k16 decode is A16W4's"));
+  // Stage one's split-K: a cluster of 2..8 wgmma CTAs, each at least one k-tile of model_dim.
+  k = wg, k.ksplit = 4;
+  CHECK(!check_config(k, Arch::sm_90, backbone()));
+  k.ksplit = 16;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("ksplit 16 in stage one: a cluster of at most 8 CTAs"));
+  k = wg, k.ksplit = 2, k.wgmma = false, k.swap_ab = true, k.block_n = 8;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("stage one splits K only in the wgmma main loop"));
+  {
+    auto narrow = backbone();
+    narrow.hidden = 512;  // two 256-K k-tiles
+    k = wg, k.ksplit = 4;
+    CHECK_THAT(check_config(k, Arch::sm_90, narrow).value_or(""), Contains("ksplit 4 exceeds the 2 block_k tiles of model_dim 512"));
+  }
   k = wg, k.repacked = true;
   {
     auto const v = all_violations(k, Arch::sm_90);

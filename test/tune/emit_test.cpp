@@ -80,13 +80,15 @@ TEST_CASE("AITER's tflops and bw formulas reproduce its published rows", "[tune]
   CHECK(b.bw == 98958.46);
 }
 
-TEST_CASE("ksplit is stage one's split-K, stage two's stays in kernelName2", "[tune]") {
+TEST_CASE("AITER's ksplit column stays 0: each stage's split-K is in its kernel name", "[tune]") {
   auto buckets = run_two_buckets();
   REQUIRE(buckets[0].qualified);
   auto& b = buckets[0];
+  b.pairs[*b.winner].pair.stage1.ksplit = 4;
   b.pairs[*b.winner].pair.stage2.ksplit = 2;
   auto const row = tuned_row(b, RowContext{"sm_90", 132}).value();
   CHECK(row.tuned->ksplit == 0);
+  CHECK(row.tuned->kernel_name1.find("_ks4_") != std::string::npos);
   CHECK(row.tuned->kernel_name2.find("_ks2_") != std::string::npos);
 }
 
