@@ -14,7 +14,8 @@ namespace moetune::search {
 
 // The TU instantiates exactly this configuration (kernels/moe_stage{1,2}.cuh) and also holds
 // the companion kernels of its stage. kernel_names, in run order:
-//   stage one:            moetune::moe_sort, moetune::moe_stage1<...>
+//   stage one:            moetune::moe_sort, moetune::moe_stage1<...> (split over K:
+//                         moetune::moe_stage1_ksplit<...>, a cluster of ksplit CTAs along z)
 //   stage two:            moetune::moe_stage2<...>, moetune::moe_reduce_y
 // (The atomic stage two's accumulator is cleared by stage one: accumulator_words below.)
 // The configuration must pass check_config() for the arch (render does not re-check).

@@ -335,6 +335,14 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
           "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1>>");
   }
+  {
+    // Stage one split over K: its own entry point (the cluster shape is compiled into it) and
+    // ksplit in the configuration.
+    auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
+    auto const unit = render(ks, Arch::sm_90);
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2>);"));
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2>>");
+  }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
@@ -358,6 +366,16 @@ TEST_CASE("launch plans list the kernels in run order with their geometry", "[se
   CHECK(p.launches[1].grid.y == 10);  // 640 / 64
   CHECK(p.launches[1].block.x == 128);
   CHECK(p.sort_capacity == (6 + 384 * 15 + 15) / 16 * 16);
+  CHECK(p.launches[1].grid.z == 1);
+  {
+    // Stage one split over K: the ranks of a column tile along z (one cluster).
+    auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
+    auto const k = plan_launch(ks, Arch::sm_90, s, 1);
+    CHECK(k.launches[1].kernel_name.rfind("moetune::moe_stage1_ksplit<", 0) == 0);
+    CHECK(k.launches[1].grid.x == 6);
+    CHECK(k.launches[1].grid.y == 20);  // 640 / 32
+    CHECK(k.launches[1].grid.z == 4);
+  }
   auto c2 = c;
   c2.stage = 2, c2.block_n = 128, c2.ksplit = 2;
   auto const q = plan_launch(c2, Arch::sm_90, s, 64);
