@@ -22,10 +22,6 @@
 
 namespace moetune {
 
-struct alignas(16) f32x4 {
-  float x, y, z, w;
-};
-
 #if defined(MOETUNE_SM90_CLUSTERS)
 // Every thread of every CTA of the cluster: the shared-memory writes before it (release) are
 // visible to the reads after it (acquire) in any CTA of the cluster.

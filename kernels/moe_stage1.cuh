@@ -113,7 +113,7 @@ MOETUNE_DEV void stage1_body(const u8* __restrict__ x, const u8* __restrict__ x_
   wait_for_previous_kernel();  // before num_blocks: the sort writes it
   if (acc_n16 > 0) {
     // The CTA's linear index over the whole grid (z: the split-K ranks, grid.y = ctas /
-    // (grid.x * ksplit)).
+    // (grid.x * ksplit)); unsplit kernels have no z and keep the division out of their code.
     i64 const cta = Cfg::ksplit > 1 ? (static_cast<i64>(block_z()) * (ctas / (grid_x * Cfg::ksplit)) + block_y()) * grid_x +
                                           block_x()
                                     : static_cast<i64>(block_y()) * grid_x + block_x();

@@ -88,6 +88,10 @@ struct alignas(16) u32x4 {
 struct alignas(8) u32x2 {
   u32 x, y;
 };
+// Four floats read or written as one 16-byte access (LDS.128 / ds_read_b128).
+struct alignas(16) f32x4 {
+  float x, y, z, w;
+};
 
 // ---- Wave geometry ---------------------------------------------------------------------------
 #if defined(MOETUNE_CUDA)

@@ -125,6 +125,12 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   return d;
 }
 
+// Stage one's CTAs for M tokens' reached experts (one sorted block each at decode sizes) and
+// its column tiles of block_n h columns.
+std::int64_t stage1_ctas(std::int64_t reached_experts, const moe::MoeShape& shape, int block_n) {
+  return reached_experts * ((shape.inter + block_n - 1) / block_n);
+}
+
 // Stage one split over K in a cluster (ksplit, kernels/moe_stage1.cuh) where the A16W4
 // one-warpgroup 8-token wgmma stage one has few CTAs: `ctas` of them (the experts M tokens
 // reach times its column tiles) hold one warp per scheduler, and each warp decodes its whole
@@ -144,9 +150,10 @@ void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, 
   KernelConfig& s1 = d.stage1;
   if (!s1.wgmma || s1.block_m != 8 || s1.warps != 4) return;
   bool const a8w4 = s1.dtype == DtypePath::a8w4;
-  std::int64_t const ctas = reached_experts * ((shape.inter + s1.block_n - 1) / s1.block_n);
+  std::int64_t const ctas = stage1_ctas(reached_experts, shape, s1.block_n);
   for (int const ks : {4, 2}) {
-    if (a8w4 ? ks != 4 || ctas > 132 : ctas * ks > 528) continue;
+    bool const pays = a8w4 ? ks == 4 && ctas <= 132 : ctas * ks <= 528;
+    if (!pays) continue;
     KernelConfig trial = s1;
     trial.ksplit = ks;
     if (check_config(trial, arch, shape)) continue;
@@ -235,7 +242,7 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // than SMs leave most of the HBM's bandwidth unused.
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
   std::int64_t const reached_experts = std::min<std::int64_t>(shape.experts, M * shape.topk);
-  bool const a16w4_wgmma_ctas = reached_experts * ((shape.inter + 31) / 32) >= 96;
+  bool const a16w4_wgmma_ctas = stage1_ctas(reached_experts, shape, 32) >= 96;
   if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04 || a16w4_wgmma_ctas)) {
     if (auto w = wgmma_default(d, per_expert, arch, shape)) {
       split_stage1_k(*w, reached_experts, arch, shape);

@@ -6,6 +6,9 @@
 //                 "kpack": [1], "nonkdim": [16], "waves": [0], "stages": [2] },
 //     "stage2": { ...same knobs..., "ksplit": [1, 2], "stage2_mode": ["atomic", "reduce"] } }
 //
+// "ksplit" is a stage-one knob too (the wgmma main loop's split over K in a cluster); the
+// rules prune it elsewhere.
+//
 // A stage may also be an array of such objects: the union of their cartesian products (so a
 // small space can list exact variants). Knobs left out take KernelConfig's defaults.
 // "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels; "staged": [0, 1] the
