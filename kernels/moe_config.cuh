@@ -112,9 +112,8 @@ struct MoeConfig {
       stages * st_stage_bytes + (staged_fd ? 0 : 2 * nv * block_k * 2 + (a_fp8 ? 2 * block_m * block_k * 2 : 0));
 
   // wgmma main loop (moe_wgmma_gemm.cuh): one 16-row weight fragment per warp (nv = 16 *
-  // warps), 64-K steps; per ring stage (1024-aligned: the swizzle atoms are) the token rows,
-  // the weight pieces, their scale words and (a8w4) the tokens' scale bytes; 1 KB spare to
-  // align the ring's start.
+  // warps), 64-K steps; per ring stage the token rows, the weight pieces, their scale words
+  // and (a8w4) the tokens' scale bytes; 1 KB spare to align the ring's start.
   static constexpr int wg_sub = block_k / 64;
   // Tokens per wgmma (its N): a sorted block is multiplied in chunks, and chunks past the
   // block's last token are skipped (an expert's last block is partly padding: at 64 tokens per
@@ -125,8 +124,13 @@ struct MoeConfig {
   static constexpr int wg_w_bytes = nv * block_k / 2;
   static constexpr int wg_s_bytes = nv * block_k / 32;
   static constexpr int wg_as_bytes = a_fp8 ? block_m * block_k / 32 : 0;
-  static constexpr int wg_stage_bytes = (wg_b_bytes + wg_w_bytes + wg_s_bytes + wg_as_bytes + 1023) / 1024 * 1024;
-  static constexpr int wg_bytes = stages * wg_stage_bytes + 1024;
+  // The ring keeps every stage's token rows together (1024-aligned: the swizzle atoms), then
+  // every stage's weight part (16-byte pieces, 128-aligned), so only the token rows pay the
+  // swizzle's alignment: a stage padded whole to 1 KB left the 64-token kernels 3.8 KB short
+  // of three CTAs per SM.
+  static constexpr int wg_b_stride = (wg_b_bytes + 1023) / 1024 * 1024;
+  static constexpr int wg_ws_stride = (wg_w_bytes + wg_s_bytes + wg_as_bytes + 127) / 128 * 128;
+  static constexpr int wg_bytes = stages * (wg_b_stride + wg_ws_stride) + 1024;
 
   // A tile in LDS: bf16 rows padded by 16 B (bank spread), or fp8 rows + scale bytes.
   static constexpr int a_row_bytes = a_raw_fp8 ? block_k + 16 : 2 * block_k + 16;

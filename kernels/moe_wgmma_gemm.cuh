@@ -38,21 +38,23 @@ namespace moetune {
 
 #if defined(MOETUNE_SM90A)
 
-// One ring stage (1024-aligned, so the swizzle atoms are): the token rows (wg_b_bytes), the
-// weight pieces [warp][64-K step][lane][16 B], the weight scale words [warp][64-K step][8 x 4 B],
-// a8w4: the tokens' scale bytes [token][block_k / 32].
+// The copy ring: `stages` token-row tiles (wg_b_stride apart, 1024-aligned, so the swizzle
+// atoms are), then `stages` weight parts (wg_ws_stride apart): the weight pieces
+// [warp][64-K step][lane][16 B], the weight scale words [warp][64-K step][8 x 4 B] and, a8w4,
+// the tokens' scale bytes [token][block_k / 32] (moe_config.cuh says why the two are apart).
 template <class Cfg>
 struct WgmmaRing {
-  static constexpr int w_at = Cfg::wg_b_bytes;
-  static constexpr int ws_at = w_at + Cfg::wg_w_bytes;
-  static constexpr int as_at = ws_at + Cfg::wg_s_bytes;
-  u8* base;    // generic pointer of stage 0
+  static constexpr int w_region = Cfg::stages * Cfg::wg_b_stride;
+  static constexpr int s_at = Cfg::wg_w_bytes;  // in a stage's weight part
+  static constexpr int as_at = s_at + Cfg::wg_s_bytes;
+  u8* base;    // generic pointer of the ring
   u32 shared;  // its shared-window address
-  MOETUNE_DEV u8* b(int s) const { return base + s * Cfg::wg_stage_bytes; }
-  MOETUNE_DEV u8* w(int s) const { return b(s) + w_at; }
-  MOETUNE_DEV u8* ws(int s) const { return b(s) + ws_at; }
-  MOETUNE_DEV u8* as(int s) const { return b(s) + as_at; }
-  MOETUNE_DEV u32 b_shared(int s) const { return shared + static_cast<u32>(s * Cfg::wg_stage_bytes); }
+  MOETUNE_DEV u8* b(int s) const { return base + s * Cfg::wg_b_stride; }
+  MOETUNE_DEV u8* w(int s) const { return base + w_region + s * Cfg::wg_ws_stride; }
+  MOETUNE_DEV u8* ws(int s) const { return w(s) + s_at; }
+  MOETUNE_DEV u8* as(int s) const { return w(s) + as_at; }
+  MOETUNE_DEV u32 b_shared(int s) const { return shared + static_cast<u32>(s * Cfg::wg_b_stride); }
+  MOETUNE_DEV u32 w_shared(int s) const { return shared + static_cast<u32>(w_region + s * Cfg::wg_ws_stride); }
 };
 
 // A 16- or 4-byte cp.async to a shared-window address, the whole source copied.
@@ -84,7 +86,7 @@ struct WgmmaCopier {
   static constexpr int as_pieces = Cfg::a_fp8 ? Cfg::block_m * as_words_row : 0;
   static constexpr int as_per_thread = Cfg::a_fp8 ? (as_pieces + Cfg::threads - 1) / Cfg::threads : 0;
   u32 b_src[b_per_thread];  // byte offset of the piece in the activations at K = 0; no_row: nothing to copy
-  u32 b_dst[b_per_thread];  // its offset in a stage
+  u32 b_dst[b_per_thread];  // its offset in a stage's token rows
   int b_k;                  // K of the thread's column inside a k-tile
   int b_n0;                 // its first token row
   int tid;
@@ -115,7 +117,7 @@ struct WgmmaCopier {
       int const n = p / as_words_row, cw = p % as_words_row;
       int const src = p < as_pieces ? g.row_src[n] : -1;
       as_src[i] = src >= 0 ? static_cast<u32>(src) * static_cast<u32>(g.K / 32) + 4u * cw : no_row;
-      as_dst[i] = static_cast<u32>(R::as_at + n * (Cfg::block_k / 32) + 4 * cw);
+      as_dst[i] = static_cast<u32>(R::as_at + n * (Cfg::block_k / 32) + 4 * cw);  // in the weight part
       as_k[i] = 128 * cw;
     }
     // Fragment (global index) of this warp: stage one counts 8 h columns per fragment, stage
@@ -125,14 +127,15 @@ struct WgmmaCopier {
     u64 const kb_total = static_cast<u64>(g.K / 64);
     w = g.w + (static_cast<u64>(frag) * kb_total * 32 + lane) * 16;
     ws = g.w_scales + static_cast<u64>(frag) * kb_total * 32 + 16 * lane;
-    w_dst = static_cast<u32>(R::w_at + warp * (Cfg::wg_sub * 512) + lane * 16);
-    ws_dst = static_cast<u32>(R::ws_at + warp * (Cfg::wg_sub * 32) + lane * 16);
+    w_dst = static_cast<u32>(warp * (Cfg::wg_sub * 512) + lane * 16);  // in the weight part
+    ws_dst = static_cast<u32>(R::s_at + warp * (Cfg::wg_sub * 32) + lane * 16);
   }
 
-  // Queues the copies of the k-tile starting at k0 into the stage at shared address `stage`;
-  // Full: the whole k-tile lies inside the K range (no range test).
+  // Queues the copies of the k-tile starting at k0 into the stage whose token rows and weight
+  // part start at shared addresses `stage` and `wstage`; Full: the whole k-tile lies inside
+  // the K range (no range test).
   template <bool Full>
-  MOETUNE_DEV void issue(const GemmArgs& g, u32 stage, int lane, int k0) const {
+  MOETUNE_DEV void issue(const GemmArgs& g, u32 stage, u32 wstage, int lane, int k0) const {
     int const room = g.k_end - k0;
     u64 const ka = static_cast<u64>(k0) * elem;
     if (Full || b_k < room) {
@@ -146,16 +149,16 @@ struct WgmmaCopier {
 #pragma unroll
       for (int i = 0; i < as_per_thread; ++i) {
         if (as_per_thread * Cfg::threads > as_pieces && tid + i * Cfg::threads >= as_pieces) break;
-        if (as_src[i] != no_row && (Full || as_k[i] < room)) copy_async_to<4>(stage + as_dst[i], g.a_scales + as_src[i] + k0 / 32);
+        if (as_src[i] != no_row && (Full || as_k[i] < room)) copy_async_to<4>(wstage + as_dst[i], g.a_scales + as_src[i] + k0 / 32);
       }
     }
     if (!frag_ok) return;
     const u8* const wk = w + static_cast<u64>(k0 / 64) * 512;
 #pragma unroll
     for (int kb = 0; kb < Cfg::wg_sub; ++kb)
-      if (Full || 64 * kb < room) copy_async_to<16>(stage + w_dst + kb * 512, wk + kb * 512);
+      if (Full || 64 * kb < room) copy_async_to<16>(wstage + w_dst + kb * 512, wk + kb * 512);
     if (lane < 2 * Cfg::wg_sub && (Full || 64 * (lane >> 1) < room))
-      copy_async_to<16>(stage + ws_dst, ws + static_cast<u64>(k0 / 64) * 32);
+      copy_async_to<16>(wstage + ws_dst, ws + static_cast<u64>(k0 / 64) * 32);
   }
 };
 
@@ -412,9 +415,9 @@ template <class Cfg>
 MOETUNE_DEV void wgmma_issue_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
                                   int t) {
   int const k0 = g.k_begin + t * Cfg::block_k;
-  u32 const stage = r.b_shared(t % Cfg::stages);
-  if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, stage, lane, k0);
-  else src.template issue<false>(g, stage, lane, k0);
+  int const s = t % Cfg::stages;
+  if (k0 + Cfg::block_k <= g.k_end) src.template issue<true>(g, r.b_shared(s), r.w_shared(s), lane, k0);
+  else src.template issue<false>(g, r.b_shared(s), r.w_shared(s), lane, k0);
 }
 
 // The start of k-tile kt in both k loops: wait for its copies, publish them, queue the copies
@@ -431,19 +434,20 @@ MOETUNE_DEV void wgmma_k_tile_start(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
 
 // K-tile kt of the a16w4 k loop: its start, then its multiply. Full: the k-tile lies wholly
 // inside the K range (instantiated for both, so the whole k-tiles test nothing per step).
-// `w_read` / `s_read`: this lane's weight piece and scale word in stage 0; `desc_ring`: the
-// descriptor of stage 0's token rows (stage s adds s * wg_stage_bytes to each).
+// `w_read` / `s_read`: this lane's weight piece and scale word in stage 0 (stage s adds s *
+// wg_ws_stride); `desc_ring`: the descriptor of stage 0's token rows (s * wg_b_stride).
 template <class Cfg, int Chunks, bool Exact, bool Full>
 MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, const WgmmaCopier<Cfg>& src, int lane,
                                     int kt, int tiles, u32 w_read, u32 s_read, u64 desc_ring, u32 (&a)[2][4][4],
                                     float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
-  u32 const so = static_cast<u32>((kt % Cfg::stages) * Cfg::wg_stage_bytes);
+  int const s = kt % Cfg::stages;
+  u32 const sb = static_cast<u32>(s * Cfg::wg_b_stride), sw = static_cast<u32>(s * Cfg::wg_ws_stride);
   wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
   int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
   if constexpr (Cfg::wg_k16)
-    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a[0], acc);
+    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + sw, s_read + sw, desc_ring + (sb >> 4), steps, a[0], acc);
   else
-    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + so, s_read + so, desc_ring + (so >> 4), steps, a, acc);
+    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + sw, s_read + sw, desc_ring + (sb >> 4), steps, a, acc);
 }
 
 // The a16w4 k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.
@@ -462,9 +466,9 @@ MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
   int const full_tiles = (g.k_end - g.k_begin) / Cfg::block_k;
   u32 a[2][4][4];  // A registers of two 64-K steps (the k16 form: a[0][0] and a[0][1])
-  // This lane's reads in stage 0 (stage s adds s * wg_stage_bytes), computed once.
-  u32 const w_read = r.shared + static_cast<u32>(R::w_at + warp * (Cfg::wg_sub * 512) + lane * 16);
-  u32 const s_read = r.shared + static_cast<u32>(R::ws_at + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4);
+  // This lane's reads in stage 0 (stage s adds s * wg_ws_stride), computed once.
+  u32 const w_read = r.w_shared(0) + static_cast<u32>(warp * (Cfg::wg_sub * 512) + lane * 16);
+  u32 const s_read = r.w_shared(0) + static_cast<u32>(R::s_at + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4);
   u64 const desc_ring = wgmma_desc_sw128(r.shared);
 
   // Prologue: stages-2 tiles in flight (one commit group per slot, empty or not). A stage is
@@ -473,8 +477,7 @@ MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   // 14; wgmma_issue_tile, as the a8w4 loop's prologue, changes every a16w4 kernel's code).
 #pragma unroll
   for (int t = 0; t < Cfg::stages - 2; ++t) {
-    if (t < tiles) src.template issue<false>(g, r.shared + static_cast<u32>(t * Cfg::wg_stage_bytes), lane,
-                                             g.k_begin + t * Cfg::block_k);
+    if (t < tiles) src.template issue<false>(g, r.b_shared(t), r.w_shared(t), lane, g.k_begin + t * Cfg::block_k);
     copy_commit();
   }
   for (int kt = 0; kt < full_tiles; ++kt)

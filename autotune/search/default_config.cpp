@@ -113,12 +113,25 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // one-warpgroup 8-token stage one (M = 1 / 8 17.0 / 62.0 -> 17.7 / 64.4 with k16), the
   // 16-token stage one (M = 512 469 -> 486), the 64-token pair (M = 4096 +1 %) and the
   // unbounded 8-token stage two of M = 1 (8.7 -> 8.9).
+  // Session 20 (results/sm_90/2026-12-04-h200-s20/p1, p2): Nsight Compute put EP M = 4096's
+  // 64-token stage one at 2 CTAs of 8 warps per SM (25 % occupancy; both the 108 registers
+  // and the 76 KB ring allowed no more), the tensor pipe 46 % and the issue slots 51 % busy,
+  // its warps waiting on fixed-latency dependencies, dispatch, L1TEX and the k-tile barrier.
+  // With the ring's token rows and weight parts apart (moe_config.cuh) three CTAs fit in LDS,
+  // and with the k16 decode ptxas holds 80 registers under a launch bound of 3 (waves 3):
+  // 37.5 % occupancy. Whole MoE, two rounds where measured twice: EP M = 512 993.7 / 987.5
+  // -> 947.4 / 945.3 us, M = 4096 5174 / 5225 -> 5119 / 5157; draft M = 4096 955.5 -> 902.8;
+  // backbone M = 4096 2072 -> 1951, M = 16384 6885 -> 6450. (The k16 decode alone, two CTAs,
+  // was level or slower: 998.8, 5259, 964.6, 2087, 6949.)
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
     if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
     if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3, s2.wgmma_k16 = true;
     if (bm >= 16) s1.stages = s2.stages = 3;
     if (bm == 16) s2.wgmma_k16 = true;
+    if (bm == 64) {
+      for (KernelConfig* s : {&s1, &s2}) s->wgmma_k16 = true, s->waves = 3;
+    }
     if (!check_config(s1, arch, shape)) d.stage1 = s1;
     if (!check_config(s2, arch, shape)) d.stage2 = s2;
   }

@@ -96,7 +96,8 @@ KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
   int const w_bytes = t.nv * c.block_k / 2;
   int const s_bytes = t.nv * c.block_k / 32;
   int const as_bytes = a_fp8 ? c.block_m * c.block_k / 32 : 0;
-  int const stage_bytes = (b_bytes + w_bytes + s_bytes + as_bytes + 1023) / 1024 * 1024;
+  // A stage's token rows 1024-aligned, its weight part 128-aligned (kept apart in the ring).
+  int const stage_bytes = (b_bytes + 1023) / 1024 * 1024 + (w_bytes + s_bytes + as_bytes + 127) / 128 * 128;
   // One 16-row fragment per warp; the C tile (token-major, fp32) reuses the ring.
   t.warps_m = 1;
   t.warps_n = c.warps;

@@ -230,7 +230,8 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
                     "(waves {})", t.estimated_registers, budget, an, c.waves));
   if (lim.nvidia && c.waves > 0 && t.threads * c.waves > 2048)
     add(fmt::format("waves {} x {} threads exceed 2048 resident threads per SM", c.waves, t.threads));
-  if (lim.nvidia && c.waves > 0 && t.smem_bytes * c.waves > 228 * 1024)
+  // The SM reserves 1 KB of shared memory per resident CTA (Hopper: 228 KB in all).
+  if (lim.nvidia && c.waves > 0 && (t.smem_bytes + 1024) * c.waves > 228 * 1024)
     add(fmt::format("waves {} CTAs of {} B shared memory exceed 228 KB per SM", c.waves, t.smem_bytes));
 
   if (shape == nullptr) return;

@@ -104,12 +104,15 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage1.block_k == (e.block_m < 64 ? 256 : 128));
     CHECK(d.stage1.stages == (one_warpgroup ? 4 : 3));
     bool const bounded8 = e.block_m == 8 && per_expert >= 0.1;
-    CHECK(d.stage2.waves == (bounded8 ? 4 : 0));
+    // Session 20: the 64-token pair three CTAs per SM (waves 3) with the k16 decode.
+    CHECK(d.stage1.waves == (e.block_m == 64 ? 3 : 0));
+    CHECK(d.stage2.waves == (bounded8 ? 4 : e.block_m == 64 ? 3 : 0));
     CHECK(d.stage2.stages == (e.block_m == 8 && !bounded8 ? 4 : 3));
     // Session 18: the k16 decode where ptxas serialises the 64-K form: the two-warpgroup
-    // 8-token stage one, the bounded 8-token and the 16-token stage two.
-    CHECK(d.stage1.wgmma_k16 == (e.block_m == 8 && !one_warpgroup));
-    CHECK(d.stage2.wgmma_k16 == (bounded8 || e.block_m == 16));
+    // 8-token stage one, the bounded 8-token and the 16-token stage two; session 20: the
+    // 64-token pair (its launch bound of 3).
+    CHECK(d.stage1.wgmma_k16 == ((e.block_m == 8 && !one_warpgroup) || e.block_m == 64));
+    CHECK(d.stage2.wgmma_k16 == (bounded8 || e.block_m == 16 || e.block_m == 64));
     // Session 19: the one-warpgroup stage one splits K where it has few CTAs: M = 1 (6 experts
     // x 20 column tiles = 120 CTAs) in 4, M = 2 (240) in 2, M = 4 (480) not at all.
     CHECK(d.stage1.ksplit == (e.M == 1 ? 4 : e.M == 2 ? 2 : 1));

@@ -9,6 +9,7 @@
 
 #include "autotune/core/error.hpp"
 #include "autotune/search/default_config.hpp"
+#include "autotune/search/kernel_traits.hpp"
 #include "autotune/search/render.hpp"
 #include "autotune/search/search_space.hpp"
 #include "autotune/search/validity.hpp"
@@ -256,6 +257,22 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 without wgmma"));
   k = wg, k.wgmma_k16 = true, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with a8w4: the k16 decode is A16W4's"));
+  // The ring keeps token rows (1024-aligned) and weight parts (128-aligned) apart, so the
+  // 64-token tiles with 128-K k-tiles and a ring of 3 take 3 x (16384 + 8704) + 1024 B plus
+  // their 64 row slots: three CTAs per SM fit with the 1 KB each reserves (session 20's
+  // default), four do not.
+  {
+    KernelConfig t64 = wg;
+    t64.block_m = 64, t64.block_n = 64, t64.block_k = 128, t64.warps = 8, t64.stages = 3, t64.wgmma_k16 = true;
+    CHECK(kernel_traits(t64, Arch::sm_90).smem_bytes == 3 * (16384 + 8704) + 1024 + 64 * 4);
+    t64.waves = 3;
+    CHECK(!check_config(t64, Arch::sm_90, backbone()));
+    t64.waves = 4;
+    auto const v = all_violations(t64, Arch::sm_90);
+    CHECK(std::any_of(v.begin(), v.end(), [](auto const& r) {
+      return r == "waves 4 CTAs of 76544 B shared memory exceed 228 KB per SM";
+    }));
+  }
   // Stage one's split-K: a cluster of 2..8 wgmma CTAs, each at least one k-tile of model_dim.
   k = wg, k.ksplit = 4;
   CHECK(!check_config(k, Arch::sm_90, backbone()));
