@@ -441,13 +441,14 @@ MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
                                     int kt, int tiles, u32 w_read, u32 s_read, u64 desc_ring, u32 (&a)[2][4][4],
                                     float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
   int const s = kt % Cfg::stages;
-  u32 const sb = static_cast<u32>(s * Cfg::wg_b_stride), sw = static_cast<u32>(s * Cfg::wg_ws_stride);
+  // The stage's offsets in the ring's token-row tiles and in its weight parts.
+  u32 const b_off = static_cast<u32>(s * Cfg::wg_b_stride), w_off = static_cast<u32>(s * Cfg::wg_ws_stride);
   wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
   int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
   if constexpr (Cfg::wg_k16)
-    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + sw, s_read + sw, desc_ring + (sb >> 4), steps, a[0], acc);
+    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, desc_ring + (b_off >> 4), steps, a[0], acc);
   else
-    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + sw, s_read + sw, desc_ring + (sb >> 4), steps, a, acc);
+    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, desc_ring + (b_off >> 4), steps, a, acc);
 }
 
 // The a16w4 k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.
