@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int Mainloop_, int WLayout_>
+          int Reduce_, int Mainloop_, int WLayout_, int HBf16_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -57,6 +57,9 @@ struct MoeConfig {
   // wgmma tile layout, also prepared at load time (autotune/moe/mxfp4_wgmma_tiles.hpp).
   static constexpr bool w_repacked = WLayout_ == 1;
   static constexpr bool w_tiled = WLayout_ == 2;
+  // An A8W4 stage one that writes h as bf16 holding its MXFP8-quantised values (the `_hb`
+  // pair: the stage two reading it is compiled as the A16W4 stage two; moe_stage1.cuh).
+  static constexpr bool h_bf16 = HBf16_ != 0;
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -174,6 +177,8 @@ struct MoeConfig {
                 "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma) or 5 "
                 "(wgmma, k16 decode)");
   static_assert(!wg_k16 || !a_fp8, "the k16 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step)");
+  static_assert(!h_bf16 || (stage == 1 && dtype == dtype_a8w4),
+                "h kept in bf16: an a8w4 stage one's output (its stage two is compiled as a16w4's)");
   static_assert(swap_ab ? (stages >= 2 && stages <= 8)
                 : staged ? (stages >= 3 && stages <= 5)
                 : wgmma  ? (stages >= 3 && stages <= 8)

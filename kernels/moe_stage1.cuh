@@ -13,7 +13,9 @@
 // MMAs. Stage one never reads acc, and the previous MoE's last reader of it has finished
 // (wait_for_previous_kernel). acc_n16 = 0: nothing to clear (a reduce stage two).
 // Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
-// quantised per 1x32 by the contract's rule (a8w4). Padding slots are never read or written.
+// quantised per 1x32 by the contract's rule (a8w4), or, with Cfg::h_bf16 (`_hb`), those
+// quantised values as bf16 [M*topk][I] for a stage two compiled as A16W4's. Padding slots are
+// never read or written.
 #include "cluster_sm90.cuh"
 #include "moe_gemm.cuh"
 #include "moe_staged_gemm.cuh"
@@ -85,6 +87,23 @@ MOETUNE_DEV void stage1_epilogue(const Tile& tile, int first, int step, const i3
       }
       int const e = mx_scale_exponent<Cfg::fp8>(amax);
       float const inv = __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);  // 2^-e
+      if constexpr (Cfg::h_bf16) {
+        // h kept in bf16: the same codes, stored as their values code x 2^e (exact in bf16 down
+        // to e = -117; 2^e itself is an fp32 subnormal below e = -126).
+        float const scale = e >= -126 ? __builtin_bit_cast(float, static_cast<u32>(e + 127) << 23)
+                                      : __builtin_bit_cast(float, 0x00400000u >> (-126 - e));
+        u32 pairs[16];
+#pragma unroll
+        for (int q = 0; q < 16; ++q) {
+          float const lo = fp8_to_f32<Cfg::fp8>(f32_to_fp8<Cfg::fp8>(v[2 * q] * inv)) * scale;
+          float const hi = fp8_to_f32<Cfg::fp8>(f32_to_fp8<Cfg::fp8>(v[2 * q + 1] * inv)) * scale;
+          pairs[q] = amax > 0.0f ? pack_bf16x2(lo, hi) : 0u;  // an all-zero block is all zeros
+        }
+        u32x4* dst = reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) dst[p] = u32x4{pairs[4 * p], pairs[4 * p + 1], pairs[4 * p + 2], pairs[4 * p + 3]};
+        continue;
+      }
       u32 words[8];
 #pragma unroll
       for (int q = 0; q < 8; ++q) {

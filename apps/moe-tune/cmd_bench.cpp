@@ -20,6 +20,7 @@
 #include "autotune/exec/verifier.hpp"
 #include "autotune/gpu/availability.hpp"
 #include "autotune/search/default_config.hpp"
+#include "autotune/search/validity.hpp"
 #include "autotune/stats/order_statistics.hpp"
 
 namespace moetune::app {
@@ -205,6 +206,14 @@ void write_markdown_table(const BenchOptions& opt, const gpu::Device& device,
 }
 
 void run_bench(const BenchOptions& opt, int& exit_code) {
+  // The named pairs first: a misspelt name or a pair whose stages cannot run together is
+  // reported without a GPU, before anything is compiled or timed.
+  for (auto const& config : opt.configs) {
+    if (config == "default") continue;
+    auto const pair = configs_for(config, moe::MoeShape{}, search::Arch::sm_90, 1);
+    if (auto const why = search::pair_violation(pair.stage1, pair.stage2))
+      throw Error(fmt::format("--config '{}': {}", config, *why));
+  }
   auto const probe = gpu::probe_gpu();
   if (!probe.available) {
     fmt::print("bench needs a GPU: {}\n", probe.reason);
@@ -241,7 +250,7 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
       auto const& w0 = verifier.device_weights().copy(0);
       double const mb = static_cast<double>(w0.w1_repacked.size() + w0.w2_repacked.size()) / 1e6;
       double const tiled_mb = static_cast<double>(w0.w1_tiles.size() + w0.w1_tile_scales.size() + w0.w2_tiles.size() +
-                                                  w0.w2_tile_scales.size()) / 1e6;
+                                                  w0.w2_tile_scales.size() + w0.w2_tiles_a16w4.size()) / 1e6;
       repack_seconds.push_back(verifier.device_weights().repack_seconds());
       fmt::print("weights: {:.0f} MB of MXFP4 codes repacked for `_rp` kernels and {:.0f} MB of codes and scales "
                  "tiled for `_wg` kernels in {:.1f} ms on the host (load time, not timed)\n", mb, tiled_mb,

@@ -4,6 +4,7 @@
 
 #include "autotune/core/error.hpp"
 #include "autotune/exec/delay_unit.hpp"
+#include "autotune/search/validity.hpp"
 
 namespace moetune::exec {
 namespace {
@@ -55,17 +56,16 @@ MoePipeline::MoePipeline(const gpu::Device& device, search::Arch arch, const moe
       m_plan2(search::plan_launch(stage2_config, arch, shape, M)),
       m_unit1(load(device, stage1, m_plan1, "stage one")),
       m_unit2(load(device, stage2, m_plan2, "stage two")) {
-  if (stage1_config.block_m != stage2_config.block_m) {
-    throw Error(fmt::format("stage one ({}) and stage two ({}) must share block_m: both read the "
-                            "same sorted blocks",
-                            stage1_config.name(), stage2_config.name()));
+  if (auto const why = search::pair_violation(stage1_config, stage2_config)) {
+    throw Error(fmt::format("stage one ({}) and stage two ({}) cannot run as one pipeline: {}", stage1_config.name(),
+                            stage2_config.name(), *why));
   }
   auto const slots = M * shape.topk;
   auto const capacity = m_plan1.sort_capacity;
   m_sorted_slots = allocate(device, capacity * 4);
   m_block_expert = allocate(device, capacity / stage1_config.block_m * 4);
   m_num_blocks = allocate(device, 4);
-  bool const fp8_h = shape.dtype == moe::DtypePath::a8w4;
+  bool const fp8_h = search::h_is_fp8(stage1_config);
   m_h = allocate(device, slots * shape.inter * (fp8_h ? 1 : 2));
   if (fp8_h) m_h_scales = allocate(device, slots * shape.inter / 32);
   m_partial = allocate(device, m_plan2.partial_bytes);

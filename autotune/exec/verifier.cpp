@@ -27,11 +27,11 @@ std::int64_t count_non_finite_y(const std::vector<std::uint16_t>& y) {
 
 // Every column of every real slot's h row must have been written: bf16 h holds no NaN, e4m3
 // codes no 0xFF/0x7F (NaN, never produced by the saturating quantiser), scales no 0xFF.
-std::int64_t count_unwritten_h(const moe::MoeShape& shape, std::int64_t slots,
+std::int64_t count_unwritten_h(const moe::MoeShape& shape, bool fp8_h, std::int64_t slots,
                                const std::vector<std::uint8_t>& h,
                                const std::vector<std::uint8_t>& h_scales) {
   std::int64_t bad = 0;
-  if (shape.dtype == moe::DtypePath::a8w4) {
+  if (fp8_h) {
     for (std::int64_t i = 0; i < slots * shape.inter; ++i) {
       auto const c = h[static_cast<std::size_t>(i)];
       bad += (shape.fp8_flavor == moe::Fp8Flavor::ocp ? (c & 0x7F) == 0x7F : c == 0x80) ? 1 : 0;
@@ -164,10 +164,20 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
                                    gate_names::write_coverage, bad, y.size()));
   }
   auto const h = pipeline.download_h();
-  if (auto const bad = count_unwritten_h(shape, M * shape.topk, h, pipeline.download_h_scales());
+  bool const fp8_h = search::h_is_fp8(s1);
+  // An A8W4 pair keeping h in bf16 (`_hb`) stores MXFP8-quantised values as bf16.
+  bool const mxfp8_values_h = shape.dtype == moe::DtypePath::a8w4 && !fp8_h;
+  std::span<const std::uint16_t> const h_bf16(reinterpret_cast<const std::uint16_t*>(h.data()),
+                                              fp8_h ? 0 : h.size() / 2);
+  if (auto const bad = count_unwritten_h(shape, fp8_h, M * shape.topk, h, pipeline.download_h_scales());
       bad > 0) {
     problems.push_back(fmt::format("{}: {} stage-one elements of real slots unwritten",
                                    gate_names::write_coverage, bad));
+  } else if (mxfp8_values_h) {
+    if (auto const off = moe::count_blocks_off_mxfp8_grid(h_bf16, shape.inter, shape.fp8_flavor); off > 0)
+      problems.push_back(fmt::format("{}: {} of {} 32-column blocks of the bf16 h are not MXFP8 values (e4m3 x one "
+                                     "power of two): stage one did not quantise h",
+                                     gate_names::intermediate, off, h_bf16.size() / 32));
   }
   // Against the reference, on the token sample.
   auto const& reference = reference_for(M, routing, seed);
@@ -181,10 +191,9 @@ CheckResult Verifier::check(const search::KernelConfig& s1, const search::Kernel
   // e4m3 rounding allowance that compare_intermediate_mxfp8 states.
   auto const h_scales = pipeline.download_h_scales();
   auto compare_h = [&](const moe::Tolerance& t) {
-    if (shape.dtype == moe::DtypePath::a8w4)
-      return moe::compare_intermediate_mxfp8(h, h_scales, shape.fp8_flavor, reference, t);
-    auto const* bits = reinterpret_cast<const std::uint16_t*>(h.data());
-    return moe::compare_intermediate_bf16(std::span<const std::uint16_t>(bits, h.size() / 2), reference, t);
+    if (fp8_h) return moe::compare_intermediate_mxfp8(h, h_scales, shape.fp8_flavor, reference, t);
+    if (mxfp8_values_h) return moe::compare_intermediate_mxfp8_bf16(h_bf16, shape.fp8_flavor, reference, t);
+    return moe::compare_intermediate_bf16(h_bf16, reference, t);
   };
   auto const hc = compare_h(tolerance);
   if (!hc.passed()) problems.push_back(fmt::format("{}: {}", gate_names::intermediate, hc.summary()));

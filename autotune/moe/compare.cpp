@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -116,6 +117,45 @@ double e4m3_rounding_allowance(double reference, double block_amax, Fp8Flavor fl
   return 2.0 * spacing;
 }
 
+namespace {
+
+// compare_intermediate_mxfp8's loop over the reference's slots, the GPU's dequantised element
+// (slot, col) given by `value`.
+template <class Value>
+CompareResult compare_mxfp8_values(Fp8Flavor flavor, const ReferenceRows& ref, Tolerance tolerance,
+                                   const Value& value) {
+  Comparator c(tolerance, "2 e4m3 spacings at |ref|");
+  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
+    for (int k = 0; k < ref.topk; ++k) {
+      auto const slot = ref.tokens[i] * ref.topk + k;
+      auto const expected = ref.h_row(i, k);
+      for (std::int64_t b = 0; b < ref.inter; b += mx_block) {
+        double amax = 0;
+        for (int j = 0; j < mx_block; ++j) {
+          amax = std::fmax(amax, std::fabs(expected[static_cast<std::size_t>(b + j)]));
+        }
+        for (int j = 0; j < mx_block; ++j) {
+          auto const col = b + j;
+          double const r = expected[static_cast<std::size_t>(col)];
+          c.add(value(slot, col), r, slot, col, e4m3_rounding_allowance(r, amax, flavor));
+        }
+      }
+    }
+  }
+  return c.result();
+}
+
+// Whether every value of the block is e4m3 (of `flavor`) times 2^e for e = `e`.
+bool block_on_grid(std::span<const double> block, int e, Fp8Flavor flavor) {
+  for (double const v : block) {
+    double const x = std::ldexp(v, -e);
+    if (e4m3_decode(e4m3_encode(x, flavor), flavor) != x) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 CompareResult compare_intermediate_mxfp8(std::span<const std::uint8_t> gpu_codes,
                                          std::span<const std::uint8_t> gpu_scales,
                                          Fp8Flavor flavor, const ReferenceRows& ref,
@@ -127,29 +167,51 @@ CompareResult compare_intermediate_mxfp8(std::span<const std::uint8_t> gpu_codes
                             gpu_codes.size(), gpu_scales.size(), ref.total_tokens, ref.topk,
                             ref.inter, want));
   }
-  Comparator c(tolerance, "2 e4m3 spacings at |ref|");
-  for (std::size_t i = 0; i < ref.tokens.size(); ++i) {
-    for (int k = 0; k < ref.topk; ++k) {
-      auto const slot = ref.tokens[i] * ref.topk + k;
-      auto const expected = ref.h_row(i, k);
-      for (std::int64_t b = 0; b < ref.inter; b += mx_block) {
-        double amax = 0;
-        for (int j = 0; j < mx_block; ++j) {
-          amax = std::fmax(amax, std::fabs(expected[static_cast<std::size_t>(b + j)]));
-        }
-        auto const scale_index = static_cast<std::size_t>((slot * ref.inter + b) / mx_block);
-        double const scale = e8m0_decode(gpu_scales[scale_index]);
-        for (int j = 0; j < mx_block; ++j) {
-          auto const col = b + j;
-          double const v =
-              e4m3_decode(gpu_codes[static_cast<std::size_t>(slot * ref.inter + col)], flavor) * scale;
-          double const r = expected[static_cast<std::size_t>(col)];
-          c.add(v, r, slot, col, e4m3_rounding_allowance(r, amax, flavor));
-        }
-      }
-    }
+  return compare_mxfp8_values(flavor, ref, tolerance, [&](std::int64_t slot, std::int64_t col) {
+    auto const i = static_cast<std::size_t>(slot * ref.inter + col);
+    return e4m3_decode(gpu_codes[i], flavor) * e8m0_decode(gpu_scales[i / mx_block]);
+  });
+}
+
+CompareResult compare_intermediate_mxfp8_bf16(std::span<const std::uint16_t> gpu_h, Fp8Flavor flavor,
+                                              const ReferenceRows& ref, Tolerance tolerance) {
+  auto const want = static_cast<std::size_t>(ref.total_tokens * ref.topk * ref.inter);
+  if (gpu_h.size() != want) {
+    throw Error(fmt::format("compare_intermediate_mxfp8_bf16: GPU h has {} elements, expected M*topk*I = {}*{}*{} = {}",
+                            gpu_h.size(), ref.total_tokens, ref.topk, ref.inter, want));
   }
-  return c.result();
+  return compare_mxfp8_values(flavor, ref, tolerance, [&](std::int64_t slot, std::int64_t col) {
+    return static_cast<double>(bf16_to_float(gpu_h[static_cast<std::size_t>(slot * ref.inter + col)]));
+  });
+}
+
+std::int64_t count_blocks_off_mxfp8_grid(std::span<const std::uint16_t> h, std::int64_t inter, Fp8Flavor flavor) {
+  if (inter % mx_block != 0 || h.size() % static_cast<std::size_t>(inter) != 0) {
+    throw Error(fmt::format("count_blocks_off_mxfp8_grid: {} elements are not rows of I = {} (a multiple of 32)",
+                            h.size(), inter));
+  }
+  MxElement const element = fp8_element(flavor);
+  std::int64_t off = 0;
+  std::vector<double> block(mx_block);
+  for (std::size_t b = 0; b < h.size(); b += mx_block) {
+    double amax = 0;
+    for (int j = 0; j < mx_block; ++j) {
+      block[static_cast<std::size_t>(j)] = bf16_to_float(h[b + static_cast<std::size_t>(j)]);
+      amax = std::fmax(amax, std::fabs(block[static_cast<std::size_t>(j)]));
+    }
+    if (!std::isfinite(amax)) {
+      ++off;
+      continue;
+    }
+    // Blocks below 2^-100 are not checked: there bf16 cannot hold every value of the e4m3 grid
+    // (its subnormals start at 2^-133), and no real activation block is that small.
+    if (amax < 0x1p-100) continue;
+    // The quantiser's exponent for the block's largest input; rounding can bring the largest
+    // quantised value down to exactly emax * 2^(e-1), where the rule then gives e - 1.
+    int const e = mx_scale_exponent(amax, element);
+    if (!block_on_grid(block, e, flavor) && !block_on_grid(block, e + 1, flavor)) ++off;
+  }
+  return off;
 }
 
 double max_abs_difference(std::span<const std::uint16_t> a, std::span<const std::uint16_t> b) {

@@ -95,6 +95,20 @@ class Comparator {
                                                        const ReferenceRows& reference,
                                                        Tolerance tolerance = {});
 
+// The same comparison for an A8W4 pipeline that keeps h in bf16 (`_hb`): bf16 [M*topk][I]
+// holding the MXFP8-quantised values themselves (code value x 2^(scale-127), exact in bf16).
+[[nodiscard]] CompareResult compare_intermediate_mxfp8_bf16(std::span<const std::uint16_t> gpu_h, Fp8Flavor flavor,
+                                                            const ReferenceRows& reference,
+                                                            Tolerance tolerance = {});
+
+// A bf16 h ([rows][inter], inter a multiple of 32) that claims to hold MXFP8-quantised values:
+// the number of 32-column blocks that are not e4m3 values of `flavor` times one power of two
+// (or hold NaN/Inf). An unquantised h stays within the comparison's rounding allowance, so
+// this is what shows that the kernel quantised at all. Throws moetune::Error on a size that is
+// not whole rows.
+[[nodiscard]] std::int64_t count_blocks_off_mxfp8_grid(std::span<const std::uint16_t> h, std::int64_t inter,
+                                                       Fp8Flavor flavor);
+
 // How far an honest kernel's dequantised e4m3 element may sit from the reference's, beyond
 // the arithmetic difference: two e4m3 spacings at |reference|. Two roundings of nearly equal
 // values land at most on adjacent codes (one spacing), and the spacing doubles above a binade

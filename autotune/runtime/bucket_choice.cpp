@@ -61,10 +61,7 @@ std::optional<std::string> row_problem(const io::TunedResult& tuned, const moe::
   }
   if (auto p = fits_layer(stage1, 1, shape, arch)) return p;
   if (auto p = fits_layer(stage2, 2, shape, arch)) return p;
-  if (stage1.block_m != stage2.block_m) {
-    return fmt::format("the stages disagree on block_m ({} and {}); both read one sort",
-                       stage1.block_m, stage2.block_m);
-  }
+  if (auto why = search::pair_violation(stage1, stage2)) return why;
   if (tuned.block_m != stage1.block_m) {
     return fmt::format("block_m column {} differs from the kernels' block_m {}", tuned.block_m,
                        stage1.block_m);

@@ -23,7 +23,7 @@ BucketPlan plan_bucket(const BucketChoice& choice, const moe::MoeShape& shape, s
   // The same buffers and sizes exec::MoePipeline allocates for one M.
   auto const capacity = plan.stage1.sort_capacity;
   auto const slots = plan.planned_tokens * shape.topk;
-  bool const fp8_h = shape.dtype == moe::DtypePath::a8w4;
+  bool const fp8_h = search::h_is_fp8(choice.stage1);
   auto& w = plan.workspace;
   std::size_t end = 0;
   w.sorted_slots = place(end, capacity * 4);

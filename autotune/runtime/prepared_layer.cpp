@@ -109,7 +109,7 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
   m_v.block_expert = base + ws.block_expert;
   m_v.num_blocks = base + ws.num_blocks;
   m_v.h = base + ws.h;
-  m_v.h_scales = a8w4 ? static_cast<void*>(base + ws.h_scales) : nullptr;
+  m_v.h_scales = search::h_is_fp8(b.choice.stage1) ? static_cast<void*>(base + ws.h_scales) : nullptr;
   m_v.partial = base + ws.partial;
   m_v.M = static_cast<std::int32_t>(a.tokens);
   m_v.accumulator_words = static_cast<std::int64_t>(a.tokens) * b.accumulator_words_per_token;

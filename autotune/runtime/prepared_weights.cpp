@@ -74,7 +74,8 @@ std::size_t w2_bytes(const moe::MoeShape& s) {
 PreparedWeights::PreparedWeights(const gpu::Device& device, const moe::MoeShape& shape,
                                  const LayerWeights& caller, LayoutsNeeded w1, LayoutsNeeded w2)
     : m_caller(caller) {
-  bool const any = w1.repacked || w2.repacked || w1.wgmma_tiles || w2.wgmma_tiles;
+  bool const any = w1.repacked || w2.repacked || w1.wgmma_tiles || w2.wgmma_tiles || w1.wgmma_tiles_a16w4 ||
+                   w2.wgmma_tiles_a16w4;
   if (any && shape.dtype == moe::DtypePath::bf16) {
     throw Error("bf16 weights have no repacked or wgmma tile layout");
   }
@@ -83,6 +84,14 @@ PreparedWeights::PreparedWeights(const gpu::Device& device, const moe::MoeShape&
   if (w2.repacked) m_w2_repacked = repacked_copy(device, caller.w2, w2_bytes(shape));
   if (w1.wgmma_tiles) tiled_copy(device, shape, moe::WgmmaMatrix::w1, caller.w1, caller.w1_scales, m_w1_tiles, m_w1_tile_scales);
   if (w2.wgmma_tiles) tiled_copy(device, shape, moe::WgmmaMatrix::w2, caller.w2, caller.w2_scales, m_w2_tiles, m_w2_tile_scales);
+  if (w1.wgmma_tiles_a16w4) throw Error("only stage two reads wgmma tiles in A16W4 words for an A8W4 layer");
+  if (w2.wgmma_tiles_a16w4) {
+    if (shape.dtype != moe::DtypePath::a8w4) throw Error("wgmma tiles in A16W4 words are asked for an A8W4 layer only");
+    moe::MoeShape a16w4_words = shape;
+    a16w4_words.dtype = moe::DtypePath::a16w4;
+    tiled_copy(device, a16w4_words, moe::WgmmaMatrix::w2, caller.w2, caller.w2_scales, m_w2_tiles_a16w4,
+               m_w2_tile_scales_a16w4);
+  }
   m_repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -92,6 +101,7 @@ const void* PreparedWeights::codes(int stage, search::WeightLayout layout) const
     case search::WeightLayout::natural: break;
     case search::WeightLayout::repacked: return (s1 ? m_w1_repacked : m_w2_repacked).data();
     case search::WeightLayout::wgmma_tiles: return (s1 ? m_w1_tiles : m_w2_tiles).data();
+    case search::WeightLayout::wgmma_tiles_a16w4: return s1 ? nullptr : m_w2_tiles_a16w4.data();
   }
   return s1 ? m_caller.w1 : m_caller.w2;
 }
@@ -99,6 +109,7 @@ const void* PreparedWeights::codes(int stage, search::WeightLayout layout) const
 const void* PreparedWeights::scales(int stage, search::WeightLayout layout) const {
   bool const s1 = stage == 1;
   if (layout == search::WeightLayout::wgmma_tiles) return (s1 ? m_w1_tile_scales : m_w2_tile_scales).data();
+  if (layout == search::WeightLayout::wgmma_tiles_a16w4) return s1 ? nullptr : m_w2_tile_scales_a16w4.data();
   return s1 ? m_caller.w1_scales : m_caller.w2_scales;
 }
 

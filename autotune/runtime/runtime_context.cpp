@@ -93,6 +93,7 @@ std::unique_ptr<PreparedLayer> RuntimeContext::prepare(const LayerSpec& requeste
       auto const layout = search::weight_layout(*cfg);
       need->repacked = need->repacked || layout == search::WeightLayout::repacked;
       need->wgmma_tiles = need->wgmma_tiles || layout == search::WeightLayout::wgmma_tiles;
+      need->wgmma_tiles_a16w4 = need->wgmma_tiles_a16w4 || layout == search::WeightLayout::wgmma_tiles_a16w4;
     }
   }
   auto prepared_weights =

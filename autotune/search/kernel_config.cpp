@@ -50,8 +50,19 @@ std::string_view to_string(Stage2Mode mode) {
   return mode == Stage2Mode::atomic ? "atomic" : "reduce";
 }
 
+KernelConfig compiled_as(const KernelConfig& c) {
+  if (!(c.stage == 2 && c.h_bf16 && c.dtype == DtypePath::a8w4)) return c;
+  KernelConfig k = c;
+  k.dtype = DtypePath::a16w4;
+  k.fp8 = Fp8Flavor::ocp;
+  k.h_bf16 = false;
+  return k;
+}
+
 WeightLayout weight_layout(const KernelConfig& c) {
-  return c.wgmma ? WeightLayout::wgmma_tiles : c.repacked ? WeightLayout::repacked : WeightLayout::natural;
+  if (c.wgmma)
+    return compiled_as(c).dtype != c.dtype ? WeightLayout::wgmma_tiles_a16w4 : WeightLayout::wgmma_tiles;
+  return c.repacked ? WeightLayout::repacked : WeightLayout::natural;
 }
 
 std::string_view to_string(WeightLayout layout) {
@@ -59,6 +70,7 @@ std::string_view to_string(WeightLayout layout) {
     case WeightLayout::natural: return "natural";
     case WeightLayout::repacked: return "repacked";
     case WeightLayout::wgmma_tiles: return "wgmma tiles";
+    case WeightLayout::wgmma_tiles_a16w4: return "wgmma tiles (A16W4 words)";
   }
   return "?";
 }
@@ -73,6 +85,7 @@ std::string KernelConfig::name() const {
   if (wgmma) s += "_wg";
   if (wgmma_k16) s += "_k16";
   if (repacked) s += "_rp";
+  if (h_bf16) s += "_hb";
   if (stage == 1) {
     if (ksplit > 1) s += fmt::format("_ks{}", ksplit);  // split-K only: older names stay as they were
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -86,19 +99,21 @@ std::string KernelConfig::name() const {
 KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
-  // The optional main-loop and layout tokens (swapped operands, staged, fragment decode, then
-  // repacked weights) sit after the stages token; take them out so the positions below are
-  // those of every other name.
-  while (t.size() > 10 &&
-         (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" || t[10] == "rp")) {
+  // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
+  // decode, wgmma, k16, then repacked weights, then bf16 h) sit after the stages token; take
+  // them out so the positions below are those of every other name.
+  while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
+                           t[10] == "rp" || t[10] == "hb")) {
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
                  : t[10] == "wg"  ? c.wgmma
                  : t[10] == "k16" ? c.wgmma_k16
-                                  : c.repacked;
+                 : t[10] == "rp"  ? c.repacked
+                                  : c.h_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (t[10] != "rp" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
+    if (t[10] != "hb" && c.h_bf16) bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb'");
+    if (t[10] != "rp" && t[10] != "hb" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");

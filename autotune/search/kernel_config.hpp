@@ -10,14 +10,15 @@
 //   moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0
 //   moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic
 //   moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0
+//   moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
 // or "stg" for the staged main loop (then "fd" for its fragment decode) or "wg" for the wgmma
 // main loop (whose weights are always in the wgmma tile layout; then "k16" for its decode one
 // k16 step at a time), then "rp" when the MXFP4
-// weights are in the repacked layout (each absent otherwise, so names from before these knobs
-// still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
+// weights are in the repacked layout, then "hb" when an A8W4 pair keeps h in bf16 (each absent
+// otherwise, so names from before these knobs still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
 // (gi interleaved, gs separated) and doweight_stage1; stage two: ksplit, doweight_stage1 and
 // atomic|reduce.
 #include <string>
@@ -84,15 +85,36 @@ struct KernelConfig {
   // form it serialises every wgmma; this form keeps them asynchronous at one fence and one
   // wait per k16 step instead of per 64-K step. Name token `_k16` after `_wg`.
   bool wgmma_k16 = false;
+  // A8W4 only, a property of the pair (both stages carry it or neither): the intermediate h is
+  // stored as bf16 holding its MXFP8-quantised values (e4m3 code x 2^scale, exact in bf16)
+  // instead of e4m3 codes plus E8M0 scales. Stage one quantises by the contract's rule as
+  // before and writes the values; stage two is then the A16W4 stage two (bf16 h x MXFP4
+  // weights: compiled_as() below), without the A8W4 loop's per-32-K scratch sums and their
+  // scaling (kernels/moe_wgmma_gemm.cuh, wgmma_a8w4_apply), at twice h's bytes. Name token `_hb`.
+  bool h_bf16 = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
 
+// The configuration the kernel is compiled from: the configuration itself, except that an A8W4
+// stage two reading bf16 h (h_bf16) is the A16W4 stage two of the same knobs (its inputs are
+// exactly an A16W4 stage two's: bf16 h, MXFP4 w2, and it writes the same bf16 y). Its kernel
+// type, machine code, traits and validity rules are the A16W4 kernel's; its name stays A8W4's.
+[[nodiscard]] KernelConfig compiled_as(const KernelConfig& c);
+
+// Whether a pipeline's h is fp8 codes [slots][I] plus E8M0 scales [slots][I/32] (an A8W4
+// pair that does not keep h in bf16) rather than bf16 [slots][I]: the buffers the host sizes.
+[[nodiscard]] inline bool h_is_fp8(const KernelConfig& stage1) {
+  return stage1.dtype == DtypePath::a8w4 && !stage1.h_bf16;
+}
+
 // The weight layout a kernel reads (kernels/moe_config.cuh's WLayout), prepared once at load
 // time for every kernel but the natural ones: AITER's own MXFP4 (and bf16) tensors, the
-// repacked MXFP4 words (`_rp`) or the wgmma tiles (`_wg`, codes and scales both).
-enum class WeightLayout { natural = 0, repacked = 1, wgmma_tiles = 2 };
+// repacked MXFP4 words (`_rp`) or the wgmma tiles (`_wg`, codes and scales both) in the words
+// of the shape's dtype; wgmma_tiles_a16w4: the wgmma tiles in A16W4's words for an A8W4 shape,
+// read by an A8W4 stage two that keeps h in bf16 (its kernel is A16W4's).
+enum class WeightLayout { natural = 0, repacked = 1, wgmma_tiles = 2, wgmma_tiles_a16w4 = 3 };
 [[nodiscard]] WeightLayout weight_layout(const KernelConfig& c);
 [[nodiscard]] std::string_view to_string(WeightLayout layout);
 

@@ -16,7 +16,8 @@ std::string_view to_string(MmaPath path) {
   return "?";
 }
 
-MmaPath mma_path(const KernelConfig& cfg, Arch arch) {
+MmaPath mma_path(const KernelConfig& config, Arch arch) {
+  KernelConfig const cfg = compiled_as(config);
   if (cfg.nonkdim == 0) return MmaPath::fma;
   if (arch == Arch::sm_90) return MmaPath::sm80;
   // Swapped operands decode both sides to bf16 (the activations too on gfx950's A8W4).
@@ -124,7 +125,8 @@ KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
 
 }  // namespace
 
-KernelTraits kernel_traits(const KernelConfig& c, Arch arch) {
+KernelTraits kernel_traits(const KernelConfig& config, Arch arch) {
+  KernelConfig const c = compiled_as(config);  // an A8W4 stage two reading bf16 h is A16W4's
   KernelTraits t{};
   t.path = mma_path(c, arch);
   int const ws = limits(arch).warp_size;

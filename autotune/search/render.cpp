@@ -32,21 +32,27 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 
 }  // namespace
 
-std::string config_type(const KernelConfig& c, Arch arch) {
+std::string config_type(const KernelConfig& config, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
   // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode),
-  // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles). Every parameter is spelled out:
-  // hipRTC (HIP 5.2) does not match a name expression that leaves a defaulted one out.
+  // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles), HBf16 (an A8W4 stage one that
+  // writes h as bf16). Every parameter is spelled out: hipRTC (HIP 5.2) does not match a name
+  // expression that leaves a defaulted one out. An A8W4 stage two reading bf16 h is compiled
+  // as the A16W4 stage two (compiled_as).
+  KernelConfig const c = compiled_as(config);
   bool const s1 = c.stage == 1;
-  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+  auto const layout = weight_layout(c);
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
                      c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : 4) : 0,
-                     static_cast<int>(weight_layout(c)));
+                     layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
+                                                               : static_cast<int>(layout),
+                     s1 && c.h_bf16 ? 1 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {

@@ -21,7 +21,7 @@ namespace moetune::search {
 // The configuration must pass check_config() for the arch (render does not re-check).
 [[nodiscard]] jit::KernelSource render(const KernelConfig& cfg, Arch arch);
 
-// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0>" — the template argument list of
+// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0,0>" — the template argument list of
 // kernels/moe_config.cuh for this configuration on this arch.
 [[nodiscard]] std::string config_type(const KernelConfig& cfg, Arch arch);
 

@@ -1,6 +1,7 @@
 #include "autotune/search/validity.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -236,8 +237,6 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
 
   if (shape == nullptr) return;
   auto const& s = *shape;
-  if (c.dtype != s.dtype)
-    add(fmt::format("dtype path {} does not match the shape's {}", moe::to_string(c.dtype), moe::to_string(s.dtype)));
   if (c.doweight_stage1 != s.doweight_stage1)
     add(fmt::format("doweight_stage1 {} does not match the shape's {}", c.doweight_stage1 ? 1 : 0, s.doweight_stage1 ? 1 : 0));
   if (c.stage == 1 && c.gate_up != s.gate_up)
@@ -258,12 +257,52 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
                     c.stage == 1 ? "model_dim" : "inter_dim", k));
 }
 
+// h kept in bf16 (`_hb`): an A8W4 pair's format of h. Its stage two is then checked as the
+// A16W4 stage two it is compiled as (compiled_as), so only what the name itself says is checked
+// here: the dtype, and the fp8 flavour of the arch, which the A16W4 rules do not look at.
+template <class Add>
+void h_bf16_rules(const KernelConfig& c, Arch arch, Add& add) {
+  if (!c.h_bf16) return;
+  if (c.dtype != DtypePath::a8w4) {
+    add(fmt::format("h_bf16 1 with {}: only A8W4 has an fp8 h to keep in bf16 instead", moe::to_string(c.dtype)));
+    return;
+  }
+  if (c.stage == 2 && arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz)
+    add("a8w4 on gfx942 uses e4m3fnuz (fnuz), not OCP e4m3");
+  if (c.stage == 2 && arch != Arch::gfx942 && c.fp8 != Fp8Flavor::ocp)
+    add(fmt::format("a8w4 on {} uses OCP e4m3 (fp8), not e4m3fnuz", to_string(arch)));
+}
+
 }  // namespace
 
 std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch, const moe::MoeShape* shape) {
   std::vector<std::string> out;
-  rules(cfg, arch, shape, out);
+  // The compiled kernel's rules, against the shape as that kernel sees it (an A8W4 stage two
+  // keeping h in bf16 is the A16W4 stage two), then what only the name says.
+  KernelConfig const kernel = compiled_as(cfg);
+  std::optional<moe::MoeShape> kernel_shape;
+  if (shape != nullptr) {
+    kernel_shape = *shape;
+    kernel_shape->dtype = kernel.dtype;
+  }
+  rules(kernel, arch, kernel_shape ? &*kernel_shape : nullptr, out);
+  auto add = [&](std::string s) { out.push_back(std::move(s)); };
+  if (shape != nullptr && cfg.dtype != shape->dtype)
+    add(fmt::format("dtype path {} does not match the shape's {}", moe::to_string(cfg.dtype), moe::to_string(shape->dtype)));
+  h_bf16_rules(cfg, arch, add);
   return out;
+}
+
+std::optional<std::string> pair_violation(const KernelConfig& stage1, const KernelConfig& stage2) {
+  if (stage1.block_m != stage2.block_m)
+    return fmt::format("the stages disagree on block_m ({} and {}): both read one sort", stage1.block_m,
+                       stage2.block_m);
+  if (stage1.h_bf16 != stage2.h_bf16)
+    return fmt::format("stage one writes h as {} but stage two reads {} (h_bf16 {} and {}): both stages keep h in bf16 "
+                       "or neither",
+                       stage1.h_bf16 ? "bf16" : "fp8 codes and scales", stage2.h_bf16 ? "bf16" : "fp8 codes and scales",
+                       stage1.h_bf16 ? 1 : 0, stage2.h_bf16 ? 1 : 0);
+  return std::nullopt;
 }
 
 std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch) {

@@ -25,4 +25,9 @@ inline constexpr int sort_max_experts = 512;
 [[nodiscard]] std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch,
                                                       const moe::MoeShape* shape = nullptr);
 
+// Why a stage one and a stage two cannot run as one pipeline, or nullopt: they read one sort
+// (the same block_m) and stage two reads h in the format stage one writes (h_bf16 in both or
+// in neither).
+[[nodiscard]] std::optional<std::string> pair_violation(const KernelConfig& stage1, const KernelConfig& stage2);
+
 }  // namespace moetune::search

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "autotune/search/validity.hpp"
+
 namespace moetune::tune {
 
 measure::TunePair baseline_pair(const measure::BucketPlan& bucket) {
@@ -12,17 +14,20 @@ measure::TunePair baseline_pair(const measure::BucketPlan& bucket) {
 
 namespace {
 
-// The partner of a subject in `other_stage` at `block_m`: see the header for the rule.
+// The partner of a subject in `other_stage`: see the header for the rule. It shares the
+// subject's block_m (one sort) and h format (h_bf16: the stage two reads what the stage one
+// writes).
 std::optional<search::KernelConfig> partner(const measure::BucketPlan& bucket, int other_stage,
-                                            int block_m) {
+                                            const search::KernelConfig& subject) {
   search::KernelConfig preferred =
       other_stage == 1 ? bucket.baseline.stage1 : bucket.baseline.stage2;
-  bool const same_block_m = preferred.block_m == block_m;
-  preferred.block_m = block_m;
-  if (same_block_m) return preferred;  // the baseline's own stage: compiled anyway
+  bool const baseline_fits = preferred.block_m == subject.block_m && preferred.h_bf16 == subject.h_bf16;
+  preferred.block_m = subject.block_m;
+  preferred.h_bf16 = subject.h_bf16;
+  if (baseline_fits) return preferred;  // the baseline's own stage: compiled anyway
   std::optional<search::KernelConfig> first;
   for (auto const& c : bucket.candidates) {
-    if (c.pruned_reason || c.config.stage != other_stage || c.config.block_m != block_m) continue;
+    if (c.pruned_reason || c.config.stage != other_stage || search::pair_violation(c.config, subject)) continue;
     if (c.config == preferred) return c.config;
     if (!first) first = c.config;
   }
@@ -86,10 +91,10 @@ CandidatePairs make_candidate_pairs(const measure::BucketPlan& bucket) {
       continue;
     }
     int const other = c.config.stage == 1 ? 2 : 1;
-    auto const p = partner(bucket, other, c.config.block_m);
+    auto const p = partner(bucket, other, c.config);
     if (!p) {
-      slot.pruned = fmt::format("no valid stage-{} configuration with block_m {} to pair with",
-                                other, c.config.block_m);
+      slot.pruned = fmt::format("no valid stage-{} configuration with block_m {}{} to pair with", other,
+                                c.config.block_m, c.config.h_bf16 ? " keeping h in bf16" : "");
       out.slots.push_back(std::move(slot));
       continue;
     }

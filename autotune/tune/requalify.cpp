@@ -116,9 +116,8 @@ RequalifyCase requalify_case(const io::FmoeRow& row, search::Arch arch,
   for (auto const& cfg : {s1, s2}) {
     b.candidates.push_back({cfg, search::check_config(cfg, arch, b.shape)});
   }
-  if (s1.block_m != s2.block_m && !b.candidates[1].pruned_reason) {
-    b.candidates[1].pruned_reason = fmt::format(
-        "block_m {} differs from stage one's {}: the stages share the sort", s2.block_m, s1.block_m);
+  if (auto const why = search::pair_violation(s1, s2); why && !b.candidates[1].pruned_reason) {
+    b.candidates[1].pruned_reason = *why;
   }
   b.fixed_pair = measure::BucketPlan::FixedPair{s1, s2};
   c.plan = std::move(b);

@@ -268,6 +268,21 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       CAPTURE(k1.name(), k2.name());
       if (a8w4) {
         CHECK(search::check_config(k1, arch, base_shape));
+        // An A8W4 pair keeping h in bf16 (`_hb`): stage one quantises h as before and writes
+        // its values as bf16, stage two is the A16W4 kernel (its 64-K and its k16 decode),
+        // reading w2 in A16W4's tile words. The verifier also checks that every block of h is
+        // an MXFP8 value grid (e4m3 x one power of two), not merely close to the reference.
+        auto h1 = s1;
+        h1.h_bf16 = true;
+        for (bool k16 : {false, true}) {
+          auto h2 = s2;
+          h2.h_bf16 = true;
+          h2.wgmma_k16 = k16;
+          CAPTURE(h1.name(), h2.name());
+          REQUIRE_FALSE(search::check_config(h1, arch, base_shape));
+          REQUIRE_FALSE(search::check_config(h2, arch, base_shape));
+          require_passes(verifier.verify(h1, h2, options));
+        }
         continue;
       }
       REQUIRE_FALSE(search::check_config(k1, arch, base_shape));
@@ -423,7 +438,15 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
     options.tolerance = moe::Tolerance{2.0, 0.02};
     CAPTURE(s1.name(), s2.name());
     require_passes(verifier.verify(s1, s2, options));
-    if (a8w4) continue;
+    if (a8w4) {
+      // Keeping h in bf16, stage two is the A16W4 kernel: its exact decode on w2's small scales.
+      s1.h_bf16 = s2.h_bf16 = true;
+      s2.wgmma_k16 = true;
+      CAPTURE(s1.name(), s2.name());
+      REQUIRE_FALSE(search::check_config(s2, arch, shape));
+      require_passes(verifier.verify(s1, s2, options));
+      continue;
+    }
     // The k16 decode's exact path (scale bytes outside 2..127) on both stages.
     s1.wgmma_k16 = s2.wgmma_k16 = true;
     CAPTURE(s1.name(), s2.name());

@@ -87,3 +87,25 @@ TEST_CASE("machine-code digest: nothing for a failed unit, whole bytes for a non
   CHECK(jit::machine_code_digest(blob) != jit::machine_code_digest(other));
   CHECK(jit::machine_code_digest(blob) == jit::machine_code_digest(blob));
 }
+
+// An A8W4 stage two that reads bf16 h (`_hb`) is rendered as the A16W4 stage two of the same
+// knobs (search::compiled_as): NVRTC (no GPU needed) must give it that kernel's machine code,
+// and the A8W4 stage two without `_hb` other code.
+TEST_CASE("sm_90: an A8W4 stage two keeping h in bf16 is the A16W4 stage two's machine code",
+          "[jit][code_twins]") {
+  auto const compiler = jit::make_compiler({"sm_90", std::nullopt, {}});
+  auto const hb = search::parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
+  auto const a16 = search::parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
+  auto const a8 = search::parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv0_st3_wg_ks1_dw0_atomic");
+  auto build = [&](const search::KernelConfig& c) {
+    REQUIRE_FALSE(search::check_config(c, search::Arch::sm_90).has_value());
+    auto const r = compiler->compile(search::render(c, search::Arch::sm_90));
+    INFO(c.name() << ": " << r.log);
+    REQUIRE(r.ok);
+    return jit::machine_code_digest(r);
+  };
+  auto const d_hb = build(hb);
+  CHECK(d_hb.size() == 64);
+  CHECK(d_hb == build(a16));
+  CHECK(d_hb != build(a8));
+}

@@ -134,3 +134,50 @@ TEST_CASE("MXFP8 h: a wrong element, a NaN code and a NaN scale fail and are loc
     CHECK_THROWS_AS(compare_intermediate_mxfp8(gpu.codes, gpu.scales, Fp8Flavor::ocp, ref), Error);
   }
 }
+
+namespace {
+
+// The same h as an A8W4 pair keeping h in bf16 (`_hb`) writes it: each code's value x 2^scale.
+std::vector<std::uint16_t> as_bf16_values(const GpuH& q, Fp8Flavor flavor) {
+  std::vector<std::uint16_t> out(q.codes.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = double_to_bf16(e4m3_decode(q.codes[i], flavor) * e8m0_decode(q.scales[i / 32]));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("MXFP8 values held in bf16: the same verdict as the codes, and the grid is checked", "[moe]") {
+  for (auto flavor : {Fp8Flavor::ocp, Fp8Flavor::fnuz}) {
+    INFO(to_string(flavor));
+    auto const pre = pre_rounding_h();
+    auto const ref = reference_of(pre, flavor);
+    auto const q = quantised(pre, flavor);
+    auto const h = as_bf16_values(q, flavor);
+    auto const from_codes = compare_intermediate_mxfp8(q.codes, q.scales, flavor, ref);
+    auto const from_bf16 = compare_intermediate_mxfp8_bf16(h, flavor, ref);
+    CHECK(from_bf16.passed());
+    CHECK(from_bf16.max_abs == from_codes.max_abs);
+    CHECK(count_blocks_off_mxfp8_grid(h, inter, flavor) == 0);
+    // The unquantised values round to bf16 fine and sit within the comparison's allowance,
+    // but are not MXFP8 values: only the grid check tells that stage one skipped quantising.
+    std::vector<std::uint16_t> raw(pre.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = double_to_bf16(pre[i]);
+    CHECK(compare_intermediate_mxfp8_bf16(raw, flavor, ref).passed());
+    CHECK(count_blocks_off_mxfp8_grid(raw, inter, flavor) == slots * inter / 32);
+    // One wrong element: that block alone.
+    auto one = h;
+    one[40] = double_to_bf16(bf16_to_float(one[40]) * 1.0078125);  // one more bf16 mantissa bit
+    CHECK(count_blocks_off_mxfp8_grid(one, inter, flavor) == 1);
+    // All-zero blocks and blocks too small for bf16 to hold the grid are on it by definition.
+    std::vector<std::uint16_t> zeros(static_cast<std::size_t>(inter), 0);
+    CHECK(count_blocks_off_mxfp8_grid(zeros, inter, flavor) == 0);
+    // NaN is off the grid; a size that is not whole rows is an error.
+    auto nan = h;
+    nan[3] = 0x7fc0;
+    CHECK(count_blocks_off_mxfp8_grid(nan, inter, flavor) == 1);
+    CHECK_THROWS_AS(count_blocks_off_mxfp8_grid(std::span(h).first(40), inter, flavor), Error);
+    CHECK_THROWS_AS(compare_intermediate_mxfp8_bf16(std::span(h).first(40), flavor, ref), Error);
+  }
+}

@@ -274,6 +274,23 @@ TEST_CASE("a bucket's workspace holds every scratch buffer, aligned") {
   }
 }
 
+TEST_CASE("an A8W4 bucket keeping h in bf16 sizes h as bf16 and has no h scales") {
+  auto const layer = backbone(100, moe::DtypePath::a8w4);
+  TunedTables none;
+  auto choices = choose_buckets(layer, search::Arch::sm_90, h200, none, compiles_except());
+  REQUIRE_FALSE(choices.empty());
+  auto c = choices.back();
+  auto const fp8_plan = plan_bucket(c, layer.shape, search::Arch::sm_90, layer.max_tokens);
+  c.stage1.h_bf16 = c.stage2.h_bf16 = true;
+  auto const plan = plan_bucket(c, layer.shape, search::Arch::sm_90, layer.max_tokens);
+  auto const slots = plan.planned_tokens * layer.shape.topk;
+  auto const& w = plan.workspace;
+  CHECK(w.h_scales - w.h >= static_cast<std::size_t>(slots * layer.shape.inter * 2));
+  CHECK(w.partial - w.h_scales < workspace_alignment);  // no scale bytes placed
+  CHECK(fp8_plan.workspace.partial - fp8_plan.workspace.h_scales >=
+        static_cast<std::size_t>(slots * layer.shape.inter / 32));
+}
+
 TEST_CASE("a tuned table's rows and the defaults compile for sm_90 through the code cache") {
   // The compile check prepare uses, without the module load: NVRTC needs no GPU.
   exec::UnitCompiler compiler(search::Arch::sm_90, test::scratch_dir("runtime_compile") / "cache");

@@ -28,6 +28,7 @@
 #include "autotune/moe/workload.hpp"
 #include "autotune/runtime/c_api_handles.hpp"
 #include "autotune/search/default_config.hpp"
+#include "autotune/search/validity.hpp"
 #include "autotune/search/kernel_config.hpp"
 #include "moetune/moetune.h"
 #include "test/support/test_paths.hpp"
@@ -82,15 +83,24 @@ std::string key_columns(moe::DtypePath d, const char* fp8) {
 }
 
 // A tuned table for the test shape on this device: bucket 16 names the default pair of 256
-// tokens (another configuration than 16's default, so the row visibly decides), bucket 4 a
-// kernel that does not exist (falls back to the default); every other bucket has no row.
+// tokens (another configuration than 16's default, so the row visibly decides; A8W4 on sm_90:
+// that pair keeping h in bf16, so the runtime's bf16 h and A16W4-word w2 tiles are exercised),
+// bucket 4 a kernel that does not exist (falls back to the default); every other bucket has
+// no row.
 std::filesystem::path write_table(moetune_context* context, const moe::MoeShape& shape,
                                   const char* name) {
   const char* arch = nullptr;
   int cus = 0;
   REQUIRE_OK(moetune_context_device(context, &arch, &cus));
   auto const a = search::parse_arch(arch);
-  auto const row_pair = search::default_config(shape, a, 256);
+  auto row_pair = search::default_config(shape, a, 256);
+  if (shape.dtype == moe::DtypePath::a8w4 && a == search::Arch::sm_90) {
+    row_pair.stage1.h_bf16 = row_pair.stage2.h_bf16 = true;
+    // Stage two is then the A16W4 kernel: a fragment-decode one reads repacked words.
+    if (row_pair.stage2.fragment_decode) row_pair.stage2.repacked = true;
+    REQUIRE_FALSE(search::check_config(row_pair.stage1, a, shape));
+    REQUIRE_FALSE(search::check_config(row_pair.stage2, a, shape));
+  }
   auto const fp8 = a == search::Arch::gfx942 ? "torch.float8_e4m3fnuz" : "torch.float8_e4m3fn";
   auto row = [&](std::int64_t token, int block_m, const std::string& n1, const std::string& n2) {
     return fmt::format("{},{},{},{},{},{},{},ActivationType.Silu,{},1,0,{},0,1.0,{},0.0%,1.0,{},"

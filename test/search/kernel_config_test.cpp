@@ -33,7 +33,10 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0",
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv2_st5_wg_ks2_dw0_atomic",
                         "moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0",
-                        "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_ks2_gi_dw1"}) {
+                        "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_ks2_gi_dw1",
+                        "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0",
+                        "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic",
+                        "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -93,6 +96,37 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(k16.stage == 2);
   CHECK(k16.name() == "moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic");
   CHECK(weight_layout(k16) == WeightLayout::wgmma_tiles);
+  CHECK_FALSE(k16.h_bf16);  // names from before the knob keep h in the dtype's own format
+}
+
+TEST_CASE("an A8W4 pair keeping h in bf16: its stage two is compiled as the A16W4 stage two", "[search]") {
+  auto const s1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
+  auto const s2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
+  CHECK(s1.h_bf16);
+  CHECK(s2.h_bf16);
+  CHECK(s2.wgmma_k16);
+  // Stage one stays A8W4 (it reads fp8 x and quantises h); stage two becomes A16W4's kernel.
+  CHECK(compiled_as(s1) == s1);
+  auto const k2 = compiled_as(s2);
+  CHECK(k2.dtype == DtypePath::a16w4);
+  CHECK_FALSE(k2.h_bf16);
+  CHECK(k2.name() == "moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
+  // So its wgmma tiles are in A16W4's words, stage one's in A8W4's.
+  CHECK(weight_layout(s1) == WeightLayout::wgmma_tiles);
+  CHECK(weight_layout(s2) == WeightLayout::wgmma_tiles_a16w4);
+  auto plain = s2;
+  plain.h_bf16 = false;
+  plain.wgmma_k16 = false;
+  CHECK(weight_layout(plain) == WeightLayout::wgmma_tiles);
+  CHECK(compiled_as(plain) == plain);
+  // Which h the host allocates follows stage one.
+  CHECK_FALSE(h_is_fp8(s1));
+  auto fp8_s1 = s1;
+  fp8_s1.h_bf16 = false;
+  CHECK(h_is_fp8(fp8_s1));
+  auto a16 = fp8_s1;
+  a16.dtype = DtypePath::a16w4;
+  CHECK_FALSE(h_is_fp8(a16));
 }
 
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
@@ -113,6 +147,12 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'k16'") && Contains("'wg' before 'k16'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k16_k16_gi_dw0"),
                     Contains("token 11 'k16'") && Contains("the token once"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_hb_wg_gi_dw0"),
+                    Contains("token 11 'wg'") && Contains("'hb' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_hb_rp_ks1_dw0_atomic"),
+                    Contains("token 11 'rp'") && Contains("'hb' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_hb_gi_dw0"),
+                    Contains("token 11 'hb'") && Contains("the token once"));
   // Stage one names its split-K only when it splits: ks1 and a malformed count are refused.
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks1_gi_dw0"),
                     Contains("token 11 'ks1'") && Contains("ks2 or more"));

@@ -80,7 +80,9 @@ TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]")
         bool const fd_other_layout = c.config.fragment_decode && c.pruned_reason.value_or("").find(layout_rule) == 0;
         bool const k16_a8w4 = c.config.wgmma_k16 && d == moe::DtypePath::a8w4 &&
                               c.pruned_reason.value_or("").find("wgmma_k16 1 with a8w4") == 0;
-        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4));
+        bool const hb_not_a8w4 = c.config.h_bf16 && d != moe::DtypePath::a8w4 &&
+                                 c.pruned_reason.value_or("").find("h_bf16 1 with") == 0;
+        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4));
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
@@ -108,6 +110,8 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.swap_ab[1]") && Contains("0 or 1"));
   p = write("space_bad_staged", R"({"arch":"sm_90","stage1":{},"stage2":{"staged":[1,3]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.staged[1]") && Contains("0 or 1"));
+  p = write("space_bad_hb", R"({"arch":"sm_90","stage1":{},"stage2":{"h_bf16":[2]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.h_bf16[0]") && Contains("0 or 1"));
   p = write("space_syntax", "{\n  \"arch\": \"sm_90\",\n  oops\n}");
   CHECK_THROWS_WITH(load_search_space(p), Contains("space.json:3:"));
   CHECK_NOTHROW(load_search_space(spaces() / "ci.json").for_arch(Arch::sm_90));
@@ -314,6 +318,36 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
     k.block_k = 128;
     CHECK(!check_config(k, Arch::sm_90, ragged));
   }
+  {
+    // h kept in bf16: A8W4 only; its stage two follows the A16W4 stage two's rules (the k16
+    // decode, which A8W4 prunes, is valid there), and a pair must agree on it.
+    auto const a8 = backbone(DtypePath::a8w4, Arch::sm_90);
+    auto hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
+    CHECK(all_violations(hb2, Arch::sm_90, &a8).empty());
+    auto no_hb = hb2;
+    no_hb.h_bf16 = false;
+    CHECK_THAT(check_config(no_hb, Arch::sm_90, a8).value_or(""), Contains("wgmma_k16 1 with a8w4"));
+    auto wrong_dtype = hb2;
+    wrong_dtype.dtype = DtypePath::a16w4;
+    CHECK_THAT(check_config(wrong_dtype, Arch::sm_90, backbone()).value_or(""),
+               Contains("h_bf16 1 with a16w4: only A8W4"));
+    // The shape's dtype is still the name's: an A8W4 stage two is not an A16W4 layer's.
+    CHECK_THAT(check_config(hb2, Arch::sm_90, backbone()).value_or(""),
+               Contains("dtype path a8w4 does not match the shape's a16w4"));
+    auto fnuz = hb2;
+    fnuz.fp8 = moe::Fp8Flavor::fnuz;
+    CHECK_THAT(check_config(fnuz, Arch::sm_90).value_or(""), Contains("uses OCP e4m3 (fp8), not e4m3fnuz"));
+    auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
+    CHECK(all_violations(hb1, Arch::sm_90, &a8).empty());
+    CHECK(!pair_violation(hb1, hb2));
+    auto fp8_h1 = hb1;
+    fp8_h1.h_bf16 = false;
+    CHECK_THAT(pair_violation(fp8_h1, hb2).value_or(""),
+               Contains("stage one writes h as fp8 codes and scales but stage two reads bf16"));
+    auto other_m = hb1;
+    other_m.block_m = 16, other_m.block_k = 256;
+    CHECK_THAT(pair_violation(other_m, hb2).value_or(""), Contains("disagree on block_m (16 and 64)"));
+  }
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
@@ -329,41 +363,54 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
     CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
-    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0>"));
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0>"));
   }
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0>>");
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
     CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0>>");
   }
   {
     // Stage one split over K: its own entry point (the cluster shape is compiled into it) and
     // ksplit in the configuration.
     auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
     auto const unit = render(ks, Arch::sm_90);
-    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2>);"));
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2>>");
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0>);"));
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0>>");
+  }
+  {
+    // h kept in bf16: stage one's last parameter is 1; stage two is the A16W4 kernel itself
+    // (its dtype 0, its wgmma tiles the layout 2 it always reads), the same unit source.
+    auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
+    CHECK(render(hb1, Arch::sm_90).kernel_names[1] ==
+          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1>>");
+    auto const hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
+    auto const a16 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
+    CHECK(render(hb2, Arch::sm_90).kernel_names == render(a16, Arch::sm_90).kernel_names);
+    CHECK(render(hb2, Arch::sm_90).kernel_names[0] ==
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0>>");
+    CHECK(kernel_traits(hb2, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
   }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   // The atomic stage two has the same two kernels (stage one clears its accumulator).
