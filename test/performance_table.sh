@@ -55,6 +55,11 @@ a8_fd32=${a1}t32x64x64_w4_kp1_nk16_wv4_st3_stg_fd_gi_dw0,${a2}t32x128x64_w4_kp1_
 a8_wg16=${a1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t16x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 a8_wg64=${a1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
 a8_wg8_s11=${a1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic  # session 11's from 0.1
+# Session 21's pairs keeping h in bf16 (`_hb`): the A8W4 default's stage one at 8, 16 and 64
+# tokens writing h as bf16, and as stage two A16W4's default stage two at the same block_m.
+a8_hb8=${a1}t8x32x128_w4_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv4_st3_wg_k16_hb_ks1_dw0_atomic
+a8_hb16=${a1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_hb_ks1_dw0_atomic
+a8_hb64=${a1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
@@ -72,7 +77,7 @@ bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config d
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128" "$wg64_s15"
 bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15"
 bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15"
-bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64"
+bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64" "$a8_hb8" "$a8_hb16" "$a8_hb64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {
   echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"
