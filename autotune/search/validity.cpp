@@ -131,6 +131,14 @@ void repacked_rules(const KernelConfig& c, Arch arch, Add& add) {
 // (their rings are in LDS), so their
 // register use barely moves with the tile knobs; for them the estimate only has to fit the
 // hardware limit the occupancy hint implies, and ptxas's spill report (compile step) decides.
+// The e4m3 flavour an A8W4 name must carry on the arch: fnuz on gfx942, OCP elsewhere.
+template <class Add>
+void fp8_flavour_rules(const KernelConfig& c, Arch arch, Add& add) {
+  if (arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz) add("a8w4 on gfx942 uses e4m3fnuz (fnuz), not OCP e4m3");
+  if (arch != Arch::gfx942 && c.fp8 != Fp8Flavor::ocp)
+    add(fmt::format("a8w4 on {} uses OCP e4m3 (fp8), not e4m3fnuz", to_string(arch)));
+}
+
 int register_budget(const KernelConfig& c, Arch arch, int threads) {
   auto const lim = limits(arch);
   int const occupancy = std::max(1, c.waves);
@@ -191,10 +199,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("ksplit {} in stage one: a cluster of at most 8 CTAs adds the partial sums", c.ksplit));
   if (c.stage == 2 && c.ksplit > 1 && c.stage2_mode == Stage2Mode::reduce)
     add(fmt::format("ksplit {} with the reduce stage two: split-K needs atomic accumulation", c.ksplit));
-  if (c.dtype == DtypePath::a8w4 && arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz)
-    add("a8w4 on gfx942 uses e4m3fnuz (fnuz), not OCP e4m3");
-  if (c.dtype == DtypePath::a8w4 && arch != Arch::gfx942 && c.fp8 != Fp8Flavor::ocp)
-    add(fmt::format("a8w4 on {} uses OCP e4m3 (fp8), not e4m3fnuz", an));
+  if (c.dtype == DtypePath::a8w4) fp8_flavour_rules(c, arch, add);
   if (!out.empty()) return;  // the derived quantities below assume sane knobs
 
   auto const t = kernel_traits(c, arch);
@@ -267,10 +272,7 @@ void h_bf16_rules(const KernelConfig& c, Arch arch, Add& add) {
     add(fmt::format("h_bf16 1 with {}: only A8W4 has an fp8 h to keep in bf16 instead", moe::to_string(c.dtype)));
     return;
   }
-  if (c.stage == 2 && arch == Arch::gfx942 && c.fp8 != Fp8Flavor::fnuz)
-    add("a8w4 on gfx942 uses e4m3fnuz (fnuz), not OCP e4m3");
-  if (c.stage == 2 && arch != Arch::gfx942 && c.fp8 != Fp8Flavor::ocp)
-    add(fmt::format("a8w4 on {} uses OCP e4m3 (fp8), not e4m3fnuz", to_string(arch)));
+  if (c.stage == 2) fp8_flavour_rules(c, arch, add);
 }
 
 }  // namespace
