@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int Mainloop_, int WLayout_, int HBf16_>
+          int Reduce_, int Mainloop_, int WLayout_, int HBf16_, int XBf16_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -60,6 +60,12 @@ struct MoeConfig {
   // An A8W4 stage one that writes h as bf16 holding its MXFP8-quantised values (the `_hb`
   // pair: the stage two reading it is compiled as the A16W4 stage two; moe_stage1.cuh).
   static constexpr bool h_bf16 = HBf16_ != 0;
+  // An A8W4 stage one reading x upcast to bf16 by its first launch (moe_upcast_x.cuh; `_xb`):
+  // compiled with dtype a16w4 (bf16 x, MXFP4 w1: A16W4's main loop and weight words) and Fp8_
+  // the A8W4 flavour, so that only its epilogue is A8W4's (h quantised per 1x32).
+  static constexpr bool x_bf16 = XBf16_ != 0;
+  // Whether stage one quantises h per 1x32 (A8W4's intermediate, whatever its main loop).
+  static constexpr bool h_mx = stage == 1 && (dtype == dtype_a8w4 || x_bf16);
 
   using mma = MmaTraits<Path_>;
   static constexpr int threads = warps * warp_size;
@@ -177,8 +183,9 @@ struct MoeConfig {
                 "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma) or 5 "
                 "(wgmma, k16 decode)");
   static_assert(!wg_k16 || !a_fp8, "the k16 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step)");
-  static_assert(!h_bf16 || (stage == 1 && dtype == dtype_a8w4),
-                "h kept in bf16: an a8w4 stage one's output (its stage two is compiled as a16w4's)");
+  static_assert(!h_bf16 || h_mx, "h kept in bf16: an a8w4 stage one's output (its stage two is compiled as a16w4's)");
+  static_assert(!x_bf16 || (stage == 1 && dtype == dtype_a16w4),
+                "x upcast to bf16: an a8w4 stage one compiled with the a16w4 main loop");
   static_assert(swap_ab ? (stages >= 2 && stages <= 8)
                 : staged ? (stages >= 3 && stages <= 5)
                 : wgmma  ? (stages >= 3 && stages <= 8)

@@ -26,13 +26,14 @@ constexpr int sort_max_experts = 512;
 constexpr int sort_warps = sort_threads / warp_size;
 constexpr int sort_batch = 8;  // warp steps of slot ids loaded at once
 
-__global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
-    moe_sort(const i32* __restrict__ topk_ids, i32 M, i32 topk, i32 E, i32 block_m, i32 capacity,
-             i32* __restrict__ sorted_slots, i32* __restrict__ block_expert, i32* __restrict__ num_blocks) {
+// The sort itself, by one CTA of sort_threads threads (moe_sort below; moe_upcast_x.cuh's
+// moe_sort_upcast_x runs it in its first CTA). The caller has joined the kernel chain.
+MOETUNE_DEV void sort_body(const i32* __restrict__ topk_ids, i32 M, i32 topk, i32 E, i32 block_m, i32 capacity,
+                           i32* __restrict__ sorted_slots, i32* __restrict__ block_expert,
+                           i32* __restrict__ num_blocks) {
   __shared__ i32 hist[sort_warps][sort_max_experts];
   __shared__ i32 warp_total[sort_warps];   // each warp's sum of padded totals
   __shared__ i32 warp_prefix[sort_warps];  // inclusive scan of warp_total
-  join_kernel_chain();  // the previous MoE's kernels may still read sorted_slots
   int const tid = static_cast<int>(thread_x());
   int const lane = static_cast<int>(lane_id());
   int const warp = tid / warp_size;
@@ -142,6 +143,16 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
     barrier();
     if (tid == 0 && n_slots > 0) const_cast<i32*>(topk_ids)[0] = (topk_ids[0] + 1) % E;
   }
+}
+
+#define MOETUNE_SORT_PARAMS                                                                                \
+  const i32 *__restrict__ topk_ids, i32 M, i32 topk, i32 E, i32 block_m, i32 capacity, i32 *__restrict__ sorted_slots, \
+      i32 *__restrict__ block_expert, i32 *__restrict__ num_blocks
+#define MOETUNE_SORT_ARGS topk_ids, M, topk, E, block_m, capacity, sorted_slots, block_expert, num_blocks
+
+__global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0) moe_sort(MOETUNE_SORT_PARAMS) {
+  join_kernel_chain();  // the previous MoE's kernels may still read sorted_slots
+  sort_body(MOETUNE_SORT_ARGS);
 }
 
 }  // namespace moetune

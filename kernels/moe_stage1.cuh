@@ -15,7 +15,8 @@
 // Output: bf16 h [M*topk][I] (a16w4, bf16) or e4m3 codes [M*topk][I] + e8m0 [M*topk][I/32]
 // quantised per 1x32 by the contract's rule (a8w4), or, with Cfg::h_bf16 (`_hb`), those
 // quantised values as bf16 [M*topk][I] for a stage two compiled as A16W4's. Padding slots are
-// never read or written.
+// never read or written. An A8W4 stage one reading x in bf16 (Cfg::x_bf16, `_xb`) is compiled
+// as A16W4's with the A8W4 epilogue (Cfg::h_mx); its x is moe_upcast_x.cuh's xb.
 #include "cluster_sm90.cuh"
 #include "moe_gemm.cuh"
 #include "moe_staged_gemm.cuh"
@@ -48,7 +49,7 @@ template <class Cfg, class Tile>
 MOETUNE_DEV void stage1_epilogue(const Tile& tile, int first, int step, const i32* __restrict__ sorted_slots, int blk,
                                  int n_slots, int n0, i32 I, const float* __restrict__ topk_weights,
                                  u8* __restrict__ h, u8* __restrict__ h_scales) {
-  if constexpr (!Cfg::a_fp8) {
+  if constexpr (!Cfg::h_mx) {
     (void)h_scales;
     // 8 columns (one 16-byte store) per item.
     constexpr int items = Cfg::block_m * (Cfg::block_n / 8);

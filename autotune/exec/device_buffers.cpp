@@ -50,7 +50,8 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
                              const moe::Weights& w, int copies) {
   if (copies < 1) throw Error("DeviceWeights: at least one weight copy is needed");
   std::vector<std::uint8_t> w1_repacked, w2_repacked;
-  moe::WgmmaTiles w1_tiles, w2_tiles, w2_tiles_a16w4;
+  moe::WgmmaTiles w1_tiles, w2_tiles;
+  std::vector<std::uint8_t> w1_tiles_a16w4, w2_tiles_a16w4;  // codes only: the scales are the tiles'.
   if (shape.dtype != moe::DtypePath::bf16) {
     auto const start = std::chrono::steady_clock::now();
     w1_repacked = moe::repack_mxfp4(w.w1_codes);
@@ -59,10 +60,12 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
       w1_tiles = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w1, w.w1_codes, w.w1_scales);
     if (moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w2))
       w2_tiles = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w2, w.w2_codes, w.w2_scales);
-    if (shape.dtype == moe::DtypePath::a8w4 && moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w2)) {
-      moe::MoeShape a16w4_words = shape;
-      a16w4_words.dtype = moe::DtypePath::a16w4;
-      w2_tiles_a16w4 = moe::make_wgmma_tiles(a16w4_words, moe::WgmmaMatrix::w2, w.w2_codes, w.w2_scales);
+    if (shape.dtype == moe::DtypePath::a8w4) {
+      auto constexpr words = moe::DtypePath::a16w4;
+      if (moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w1))
+        w1_tiles_a16w4 = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w1, words, w.w1_codes, w.w1_scales).codes;
+      if (moe::wgmma_tiles_possible(shape, moe::WgmmaMatrix::w2))
+        w2_tiles_a16w4 = moe::make_wgmma_tiles(shape, moe::WgmmaMatrix::w2, words, w.w2_codes, w.w2_scales).codes;
     }
     m_repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
@@ -82,7 +85,8 @@ DeviceWeights::DeviceWeights(const gpu::Device& device, const moe::MoeShape& sha
       copy.w1_tile_scales = upload_new(device, w1_tiles.scales);
       copy.w2_tiles = upload_new(device, w2_tiles.codes);
       copy.w2_tile_scales = upload_new(device, w2_tiles.scales);
-      copy.w2_tiles_a16w4 = upload_new(device, w2_tiles_a16w4.codes);
+      copy.w1_tiles_a16w4 = upload_new(device, w1_tiles_a16w4);
+      copy.w2_tiles_a16w4 = upload_new(device, w2_tiles_a16w4);
     }
     if (copy.w1.empty() || copy.w2.empty()) {
       throw Error(fmt::format("DeviceWeights: no {} weights in the workload",
@@ -125,12 +129,14 @@ WeightView weight_view(const WeightCopy& w, int stage, search::WeightLayout layo
         throw Error(fmt::format("the stage-{} weights have no wgmma tile layout (K not a multiple of 64, or bf16)", stage));
       return {codes, s1 ? w.w1_tile_scales : w.w2_tile_scales};
     }
-    case search::WeightLayout::wgmma_tiles_a16w4:
-      if (s1 || w.w2_tiles_a16w4.empty())
-        throw Error(fmt::format("the stage-{} weights have no wgmma tiles in A16W4 words (only an A8W4 w2 whose K is a "
-                                "multiple of 64 has them)",
+    case search::WeightLayout::wgmma_tiles_a16w4: {
+      auto const& codes = s1 ? w.w1_tiles_a16w4 : w.w2_tiles_a16w4;
+      if (codes.empty())
+        throw Error(fmt::format("the stage-{} weights have no wgmma tiles in A16W4 words (only A8W4 weights whose K is "
+                                "a multiple of 64 have them)",
                                 stage));
-      return {w.w2_tiles_a16w4, w.w2_tile_scales};
+      return {codes, s1 ? w.w1_tile_scales : w.w2_tile_scales};
+    }
   }
   return {s1 ? w.w1 : w.w2, s1 ? w.w1_scales : w.w2_scales};
 }

@@ -24,17 +24,17 @@ struct WeightCopy {
   // Codes and scales again in the wgmma tile layout (moe/mxfp4_wgmma_tiles.hpp) that `_wg`
   // kernels read, for each matrix whose K allows it (empty otherwise, and on bf16).
   gpu::DeviceBuffer w1_tiles, w1_tile_scales, w2_tiles, w2_tile_scales;
-  // A8W4 only: w2's codes in the wgmma tile layout's A16W4 words, which an A8W4 stage two
-  // keeping h in bf16 reads (it is the A16W4 stage two); the tile scales are w2_tile_scales
-  // (the same layout for both words).
-  gpu::DeviceBuffer w2_tiles_a16w4;
+  // A8W4 only: the codes in the wgmma tile layout's A16W4 words, which the kernels compiled as
+  // A16W4's main loop read (a stage one reading x in bf16, a stage two keeping h in bf16); the
+  // tile scales are w1_tile_scales and w2_tile_scales (the same layout for both words).
+  gpu::DeviceBuffer w1_tiles_a16w4, w2_tiles_a16w4;
 
   // Every buffer above, in this order: the one list that copying, sizing, hashing and the
   // verifier's checksum walk.
-  static constexpr std::array<gpu::DeviceBuffer WeightCopy::*, 11> buffers{
+  static constexpr std::array<gpu::DeviceBuffer WeightCopy::*, 12> buffers{
       &WeightCopy::w1,       &WeightCopy::w1_scales,      &WeightCopy::w2,       &WeightCopy::w2_scales,
       &WeightCopy::w1_repacked, &WeightCopy::w2_repacked, &WeightCopy::w1_tiles, &WeightCopy::w1_tile_scales,
-      &WeightCopy::w2_tiles, &WeightCopy::w2_tile_scales, &WeightCopy::w2_tiles_a16w4};
+      &WeightCopy::w2_tiles, &WeightCopy::w2_tile_scales, &WeightCopy::w1_tiles_a16w4, &WeightCopy::w2_tiles_a16w4};
   [[nodiscard]] std::vector<const gpu::DeviceBuffer*> all() const;
 };
 

@@ -70,6 +70,7 @@ MoePipeline::MoePipeline(const gpu::Device& device, search::Arch arch, const moe
   if (fp8_h) m_h_scales = allocate(device, slots * shape.inter / 32);
   m_partial = allocate(device, m_plan2.partial_bytes);
   m_y = allocate(device, M * shape.hidden * 2);
+  m_x_bf16 = allocate(device, m_plan1.x_bf16_bytes);
 }
 
 void MoePipeline::launch_sort(const DeviceInputs& in, const gpu::Stream& s) const {
@@ -83,7 +84,14 @@ void MoePipeline::launch_sort(const DeviceInputs& in, const gpu::Stream& s) cons
   void* slots = address(m_sorted_slots);
   void* block_expert = address(m_block_expert);
   void* num_blocks = address(m_num_blocks);
-  void* args[] = {&ids, &M, &topk, &experts, &block_m, &capacity, &slots, &block_expert, &num_blocks};
+  // With x_bf16 the sort's launch also upcasts x into m_x_bf16 (kernels/moe_upcast_x.cuh).
+  void* x = address(in.x());
+  void* x_scales = address(in.x_scales());
+  void* xb = address(m_x_bf16);
+  auto H = static_cast<std::int32_t>(m_shape.hidden);
+  auto upcast_ctas = static_cast<std::int32_t>(m_plan1.upcast_ctas);
+  void* args[] = {&ids,        &M,           &topk, &experts, &block_m, &capacity, &slots, &block_expert,
+                  &num_blocks, &x,           &x_scales, &xb,  &H,       &upcast_ctas};
   m_unit1.kernels.at(0).launch(to_gpu(launch.grid), to_gpu(launch.block),
                                launch.dynamic_shared_bytes, s, args, m_order);
 }
@@ -91,8 +99,9 @@ void MoePipeline::launch_sort(const DeviceInputs& in, const gpu::Stream& s) cons
 void MoePipeline::launch_stage1(const DeviceInputs& in, const WeightCopy& w,
                                 const gpu::Stream& s) const {
   auto const& launch = m_plan1.launches.at(1);
-  void* x = address(in.x());
-  void* x_scales = address(in.x_scales());
+  // Stage one reading x in bf16 reads the sort launch's upcast (and no scales).
+  void* x = m_x_bf16.empty() ? address(in.x()) : address(m_x_bf16);
+  void* x_scales = m_x_bf16.empty() ? address(in.x_scales()) : nullptr;
   // Repacked and wgmma-tiled kernels read the same weights in a layout prepared at load time.
   auto const w1_view = weight_view(w, 1, search::weight_layout(m_cfg1));
   void* w1 = address(w1_view.codes);
@@ -197,7 +206,7 @@ void MoePipeline::enqueue(const DeviceInputs& inputs, const DeviceWeights& weigh
 
 void MoePipeline::fill_outputs(std::uint8_t byte) {
   for (auto* b : {&m_sorted_slots, &m_block_expert, &m_num_blocks, &m_h, &m_h_scales, &m_partial,
-                  &m_y}) {
+                  &m_y, &m_x_bf16}) {
     if (!b->empty()) b->memset(byte);
   }
 }

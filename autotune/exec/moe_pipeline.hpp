@@ -85,6 +85,7 @@ class MoePipeline {
   LoadedUnit m_unit1, m_unit2;
   gpu::DeviceBuffer m_sorted_slots, m_block_expert, m_num_blocks;
   gpu::DeviceBuffer m_h, m_h_scales, m_partial, m_y;
+  gpu::DeviceBuffer m_x_bf16;  // x upcast by stage one's first launch (x_bf16; empty otherwise)
   std::optional<LoadedUnit> m_delay;  // set_delay: the delay kernel, launched after stage two
   std::uint64_t m_delay_ns = 0;
   gpu::LaunchOrder m_order = gpu::LaunchOrder::early_start;

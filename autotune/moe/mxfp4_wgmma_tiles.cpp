@@ -96,6 +96,13 @@ int scale_block(int i) { return (i & 2) ? 1 : 0; }
 
 }  // namespace
 
+WgmmaTiles make_wgmma_tiles(const MoeShape& shape, WgmmaMatrix matrix, DtypePath words,
+                            std::span<const std::uint8_t> codes, std::span<const std::uint8_t> scales) {
+  MoeShape in_words = shape;
+  in_words.dtype = words;
+  return make_wgmma_tiles(in_words, matrix, codes, scales);
+}
+
 WgmmaTiles make_wgmma_tiles(const MoeShape& s, WgmmaMatrix m, std::span<const std::uint8_t> codes,
                             std::span<const std::uint8_t> scales) {
   check_sizes(s, m, codes, scales);

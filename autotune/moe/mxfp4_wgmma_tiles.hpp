@@ -43,6 +43,13 @@ struct WgmmaTiles {
                                           std::span<const std::uint8_t> codes,
                                           std::span<const std::uint8_t> scales);
 
+// The same in the tile words of another MXFP4 dtype (`words`): A16W4's words for an A8W4 shape,
+// read by the kernels compiled as A16W4's main loop (an A8W4 stage one reading x in bf16, a
+// stage two reading h in bf16: search::compiled_as). The scales' layout is the same for both.
+[[nodiscard]] WgmmaTiles make_wgmma_tiles(const MoeShape& shape, WgmmaMatrix matrix, DtypePath words,
+                                          std::span<const std::uint8_t> codes,
+                                          std::span<const std::uint8_t> scales);
+
 // The inverse (tests, and a reader checking a prepared copy): natural codes and scales again.
 [[nodiscard]] WgmmaTiles natural_from_wgmma_tiles(const MoeShape& shape, WgmmaMatrix matrix,
                                                   std::span<const std::uint8_t> codes,

@@ -32,6 +32,7 @@ BucketPlan plan_bucket(const BucketChoice& choice, const moe::MoeShape& shape, s
   w.h = place(end, slots * shape.inter * (fp8_h ? 1 : 2));
   w.h_scales = place(end, fp8_h ? slots * shape.inter / 32 : 0);
   w.partial = place(end, plan.stage2.partial_bytes);
+  w.x_bf16 = place(end, plan.stage1.x_bf16_bytes);
   w.total = (end + workspace_alignment - 1) / workspace_alignment * workspace_alignment;
   return plan;
 }

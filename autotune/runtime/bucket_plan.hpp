@@ -24,6 +24,7 @@ struct WorkspaceLayout {
   std::size_t h = 0;
   std::size_t h_scales = 0;  // A8W4 only (0 bytes otherwise)
   std::size_t partial = 0;   // stage two's fp32 accumulator or partial rows
+  std::size_t x_bf16 = 0;    // x upcast to bf16 (a stage one with x_bf16; 0 bytes otherwise)
   std::size_t total = 0;     // bytes the workspace must have
 };
 

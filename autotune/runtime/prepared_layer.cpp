@@ -14,7 +14,7 @@ namespace {
 gpu::Dim3 to_gpu(search::Dim3 d) { return gpu::Dim3{d.x, d.y, d.z}; }
 
 ArgList arg_list_of(const std::string& kernel_name, bool stage_one, std::size_t index) {
-  // stage one's unit: moe_sort, moe_stage1 (search/render.hpp)
+  // stage one's unit: moe_sort (or moe_sort_upcast_x), moe_stage1 (search/render.hpp)
   if (stage_one) return index == 0 ? ArgList::sort : ArgList::stage1;
   return kernel_name == "moetune::moe_reduce_y" ? ArgList::reduce : ArgList::stage2;
 }
@@ -74,6 +74,7 @@ PreparedLayer::PreparedLayer(const LayerSpec& layer, search::Arch arch,
     auto const& g1 = p1.at(1).grid;
     v.stage1_grid_x = static_cast<std::int32_t>(g1.x);
     v.stage1_ctas = static_cast<std::int32_t>(g1.x * g1.y * g1.z);
+    v.upcast_ctas = static_cast<std::int32_t>(plan.stage1.upcast_ctas);
     b.accumulator_words_per_token =
         choice.stage2.stage2_mode == search::Stage2Mode::atomic ? shape.hidden * 4 / 16 : 0;
     m_buckets.push_back(std::move(b));
@@ -87,9 +88,10 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
     : m_bucket(&b),
       m_stream{a.stream},
       m_v(b.args),
-      m_sort{&m_v.ids, &m_v.M, &m_v.topk, &m_v.experts, &m_v.block_m, &m_v.capacity, &m_v.slots,
-             &m_v.block_expert, &m_v.num_blocks},
-      m_stage1{&m_v.x, &m_v.x_scales, &m_v.w1, &m_v.w1_scales, &m_v.slots, &m_v.block_expert,
+      m_sort{&m_v.ids,       &m_v.M,     &m_v.topk,     &m_v.experts, &m_v.block_m,
+             &m_v.capacity,  &m_v.slots, &m_v.block_expert, &m_v.num_blocks, &m_v.x,
+             &m_v.x_scales,  &m_v.x_bf16, &m_v.hidden,  &m_v.upcast_ctas},
+      m_stage1{&m_v.stage1_x, &m_v.stage1_x_scales, &m_v.w1, &m_v.w1_scales, &m_v.slots, &m_v.block_expert,
                &m_v.num_blocks, &m_v.weights, &m_v.h, &m_v.h_scales, &m_v.M, &m_v.topk,
                &m_v.hidden, &m_v.inter, &m_v.partial, &m_v.accumulator_words, &m_v.stage1_grid_x,
                &m_v.stage1_ctas},
@@ -111,6 +113,10 @@ ForwardLaunches::ForwardLaunches(const PreparedBucket& b, const moetune_forward_
   m_v.h = base + ws.h;
   m_v.h_scales = search::h_is_fp8(b.choice.stage1) ? static_cast<void*>(base + ws.h_scales) : nullptr;
   m_v.partial = base + ws.partial;
+  bool const x_bf16 = b.plan.stage1.x_bf16_bytes > 0;
+  m_v.x_bf16 = x_bf16 ? static_cast<void*>(base + ws.x_bf16) : nullptr;
+  m_v.stage1_x = x_bf16 ? m_v.x_bf16 : m_v.x;
+  m_v.stage1_x_scales = x_bf16 ? nullptr : m_v.x_scales;
   m_v.M = static_cast<std::int32_t>(a.tokens);
   m_v.accumulator_words = static_cast<std::int64_t>(a.tokens) * b.accumulator_words_per_token;
 }

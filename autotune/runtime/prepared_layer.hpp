@@ -18,7 +18,8 @@
 
 namespace moetune::runtime {
 
-// The argument lists of kernels/moe_sort.cuh, moe_stage1.cuh, moe_stage2.cuh and moe_aux.cuh.
+// The argument lists of kernels/moe_sort.cuh (and moe_upcast_x.cuh's sort, whose list extends
+// it), moe_stage1.cuh, moe_stage2.cuh and moe_aux.cuh.
 enum class ArgList : std::uint8_t { sort, stage1, stage2, reduce };
 
 struct KernelLaunch {
@@ -44,6 +45,10 @@ struct ForwardArgValues {
   void* h = nullptr;
   void* h_scales = nullptr;
   void* partial = nullptr;
+  // Stage one's x and scales: the call's, or with x_bf16 the workspace's upcast and none.
+  void* x_bf16 = nullptr;
+  void* stage1_x = nullptr;
+  void* stage1_x_scales = nullptr;
   std::int32_t M = 0;
   std::int64_t accumulator_words = 0;  // stage one's acc_n16: acc[M][H] in fp32 as 16-byte words
   // the bucket's (prepare time)
@@ -54,6 +59,7 @@ struct ForwardArgValues {
   std::int32_t topk = 0, experts = 0, hidden = 0, inter = 0, block_m = 0, capacity = 0;
   std::int32_t reduce_rows = 0;  // reduce: topk partial rows per token; atomic: 1 (rounds acc)
   std::int32_t stage1_grid_x = 0, stage1_ctas = 0;  // stage one's grid: grid.x and its CTAs
+  std::int32_t upcast_ctas = 0;  // x_bf16: the sort launch's upcast CTAs (kernels/moe_upcast_x.cuh)
 };
 
 struct PreparedBucket {
@@ -87,7 +93,7 @@ class ForwardLaunches {
   const PreparedBucket* m_bucket;
   gpu::ExternalStream m_stream;
   ForwardArgValues m_v;
-  void* m_sort[9];
+  void* m_sort[14];  // moe_sort reads the first 9, moe_sort_upcast_x all 14
   void* m_stage1[18];
   void* m_stage2[14];
   void* m_reduce[5];

@@ -29,10 +29,12 @@ gpu::DeviceBuffer repacked_copy(const gpu::Device& device, const void* natural, 
   return out;
 }
 
-// Codes and scales of one matrix in the wgmma tile layout, a whole number of experts per host
-// chunk (the layout keeps each expert's bytes where the natural one has them).
-void tiled_copy(const gpu::Device& device, const moe::MoeShape& shape, moe::WgmmaMatrix m, const void* codes,
-                const void* scales, gpu::DeviceBuffer& out_codes, gpu::DeviceBuffer& out_scales) {
+// Codes (and, unless `out_scales` is null, scales) of one matrix in the wgmma tile layout, in
+// the tile words of `words`, a whole number of experts per host chunk (the layout keeps each
+// expert's bytes where the natural one has them). The scales' layout is the same for every
+// words' dtype, so a matrix needed in two words uploads them once.
+void tiled_copy(const gpu::Device& device, const moe::MoeShape& shape, moe::WgmmaMatrix m, moe::DtypePath words,
+                const void* codes, const void* scales, gpu::DeviceBuffer& out_codes, gpu::DeviceBuffer* out_scales) {
   if (!moe::wgmma_tiles_possible(shape, m))
     throw Error(fmt::format("the {} weights of {} have no wgmma tile layout (K must be a multiple of 64, MXFP4)",
                             m == moe::WgmmaMatrix::w1 ? "stage-one" : "stage-two", moe::to_string(shape)));
@@ -41,7 +43,7 @@ void tiled_copy(const gpu::Device& device, const moe::MoeShape& shape, moe::Wgmm
   std::size_t const expert_scales = expert_codes / 16;
   std::size_t const per_chunk = std::max<std::size_t>(1, chunk_bytes / expert_codes);
   out_codes = gpu::DeviceBuffer(device, expert_codes * shape.experts);
-  out_scales = gpu::DeviceBuffer(device, expert_scales * shape.experts);
+  if (out_scales != nullptr) *out_scales = gpu::DeviceBuffer(device, expert_scales * shape.experts);
   std::vector<std::uint8_t> host_codes, host_scales;
   for (std::size_t e0 = 0; e0 < static_cast<std::size_t>(shape.experts); e0 += per_chunk) {
     std::size_t const n = std::min(per_chunk, static_cast<std::size_t>(shape.experts) - e0);
@@ -53,9 +55,9 @@ void tiled_copy(const gpu::Device& device, const moe::MoeShape& shape, moe::Wgmm
                              std::as_writable_bytes(std::span(host_scales)));
     moe::MoeShape part = shape;
     part.experts = static_cast<int>(n);
-    auto const tiles = moe::make_wgmma_tiles(part, m, host_codes, host_scales);
+    auto const tiles = moe::make_wgmma_tiles(part, m, words, host_codes, host_scales);
     out_codes.upload(std::as_bytes(std::span(tiles.codes)), e0 * expert_codes);
-    out_scales.upload(std::as_bytes(std::span(tiles.scales)), e0 * expert_scales);
+    if (out_scales != nullptr) out_scales->upload(std::as_bytes(std::span(tiles.scales)), e0 * expert_scales);
   }
 }
 
@@ -82,15 +84,22 @@ PreparedWeights::PreparedWeights(const gpu::Device& device, const moe::MoeShape&
   auto const start = std::chrono::steady_clock::now();
   if (w1.repacked) m_w1_repacked = repacked_copy(device, caller.w1, w1_bytes(shape));
   if (w2.repacked) m_w2_repacked = repacked_copy(device, caller.w2, w2_bytes(shape));
-  if (w1.wgmma_tiles) tiled_copy(device, shape, moe::WgmmaMatrix::w1, caller.w1, caller.w1_scales, m_w1_tiles, m_w1_tile_scales);
-  if (w2.wgmma_tiles) tiled_copy(device, shape, moe::WgmmaMatrix::w2, caller.w2, caller.w2_scales, m_w2_tiles, m_w2_tile_scales);
-  if (w1.wgmma_tiles_a16w4) throw Error("only stage two reads wgmma tiles in A16W4 words for an A8W4 layer");
-  if (w2.wgmma_tiles_a16w4) {
-    if (shape.dtype != moe::DtypePath::a8w4) throw Error("wgmma tiles in A16W4 words are asked for an A8W4 layer only");
-    moe::MoeShape a16w4_words = shape;
-    a16w4_words.dtype = moe::DtypePath::a16w4;
-    tiled_copy(device, a16w4_words, moe::WgmmaMatrix::w2, caller.w2, caller.w2_scales, m_w2_tiles_a16w4,
-               m_w2_tile_scales_a16w4);
+  if ((w1.wgmma_tiles_a16w4 || w2.wgmma_tiles_a16w4) && shape.dtype != moe::DtypePath::a8w4)
+    throw Error("wgmma tiles in A16W4 words are asked for an A8W4 layer only");
+  struct Matrix {
+    moe::WgmmaMatrix m;
+    const LayoutsNeeded& need;
+    const void *codes, *scales;
+    gpu::DeviceBuffer &tiles, &tile_scales, &tiles_a16w4;
+  };
+  for (auto const& x : {Matrix{moe::WgmmaMatrix::w1, w1, caller.w1, caller.w1_scales, m_w1_tiles, m_w1_tile_scales,
+                               m_w1_tiles_a16w4},
+                        Matrix{moe::WgmmaMatrix::w2, w2, caller.w2, caller.w2_scales, m_w2_tiles, m_w2_tile_scales,
+                               m_w2_tiles_a16w4}}) {
+    if (x.need.wgmma_tiles) tiled_copy(device, shape, x.m, shape.dtype, x.codes, x.scales, x.tiles, &x.tile_scales);
+    if (x.need.wgmma_tiles_a16w4)
+      tiled_copy(device, shape, x.m, moe::DtypePath::a16w4, x.codes, x.scales, x.tiles_a16w4,
+                 x.need.wgmma_tiles ? nullptr : &x.tile_scales);
   }
   m_repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -101,15 +110,16 @@ const void* PreparedWeights::codes(int stage, search::WeightLayout layout) const
     case search::WeightLayout::natural: break;
     case search::WeightLayout::repacked: return (s1 ? m_w1_repacked : m_w2_repacked).data();
     case search::WeightLayout::wgmma_tiles: return (s1 ? m_w1_tiles : m_w2_tiles).data();
-    case search::WeightLayout::wgmma_tiles_a16w4: return s1 ? nullptr : m_w2_tiles_a16w4.data();
+    case search::WeightLayout::wgmma_tiles_a16w4: return (s1 ? m_w1_tiles_a16w4 : m_w2_tiles_a16w4).data();
   }
   return s1 ? m_caller.w1 : m_caller.w2;
 }
 
 const void* PreparedWeights::scales(int stage, search::WeightLayout layout) const {
   bool const s1 = stage == 1;
-  if (layout == search::WeightLayout::wgmma_tiles) return (s1 ? m_w1_tile_scales : m_w2_tile_scales).data();
-  if (layout == search::WeightLayout::wgmma_tiles_a16w4) return s1 ? nullptr : m_w2_tile_scales_a16w4.data();
+  // Both words of the wgmma tiles share one scale layout (tiled_copy).
+  if (layout == search::WeightLayout::wgmma_tiles || layout == search::WeightLayout::wgmma_tiles_a16w4)
+    return (s1 ? m_w1_tile_scales : m_w2_tile_scales).data();
   return s1 ? m_caller.w1_scales : m_caller.w2_scales;
 }
 

@@ -3,7 +3,8 @@
 // (AITER's natural MXFP4 layout, or bf16), plus, for the stages whose kernels read another
 // layout, copies the layer owns: the MXFP4 codes repacked (`_rp`, moe/mxfp4_repack.hpp; the
 // scales are the caller's) and codes and scales in the wgmma tile layout (`_wg`,
-// moe/mxfp4_wgmma_tiles.hpp; for an A8W4 stage two keeping h in bf16, w2's in A16W4's words).
+// moe/mxfp4_wgmma_tiles.hpp; for the A8W4 kernels compiled as A16W4's main loop, the codes in
+// A16W4's words beside them, sharing the scales).
 // Each is prepared once, at prepare time.
 #include <cstddef>
 
@@ -29,7 +30,7 @@ struct LayerWeights {
 struct LayoutsNeeded {
   bool repacked = false;
   bool wgmma_tiles = false;
-  bool wgmma_tiles_a16w4 = false;  // an A8W4 w2 in A16W4's tile words (a stage two keeping h in bf16)
+  bool wgmma_tiles_a16w4 = false;  // A8W4 codes in A16W4's tile words (an `_xb` stage one, an `_hb` stage two)
 };
 
 class PreparedWeights {
@@ -46,7 +47,7 @@ class PreparedWeights {
   [[nodiscard]] std::size_t repacked_bytes() const { return m_w1_repacked.size() + m_w2_repacked.size(); }
   [[nodiscard]] std::size_t tiled_bytes() const {
     return m_w1_tiles.size() + m_w1_tile_scales.size() + m_w2_tiles.size() + m_w2_tile_scales.size() +
-           m_w2_tiles_a16w4.size() + m_w2_tile_scales_a16w4.size();
+           m_w1_tiles_a16w4.size() + m_w2_tiles_a16w4.size();
   }
   [[nodiscard]] double repack_seconds() const { return m_repack_seconds; }
 
@@ -54,7 +55,7 @@ class PreparedWeights {
   LayerWeights m_caller;
   gpu::DeviceBuffer m_w1_repacked, m_w2_repacked;
   gpu::DeviceBuffer m_w1_tiles, m_w1_tile_scales, m_w2_tiles, m_w2_tile_scales;
-  gpu::DeviceBuffer m_w2_tiles_a16w4, m_w2_tile_scales_a16w4;
+  gpu::DeviceBuffer m_w1_tiles_a16w4, m_w2_tiles_a16w4;  // their scales: m_w1/m_w2_tile_scales
   double m_repack_seconds = 0;
 };
 

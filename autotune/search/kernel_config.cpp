@@ -51,6 +51,11 @@ std::string_view to_string(Stage2Mode mode) {
 }
 
 KernelConfig compiled_as(const KernelConfig& c) {
+  if (c.stage == 1 && c.x_bf16 && c.dtype == DtypePath::a8w4 && c.wgmma) {  // (other main loops: refused)
+    KernelConfig k = c;
+    k.dtype = DtypePath::a16w4;  // fp8, h_bf16 and x_bf16 kept: they pick the epilogue
+    return k;
+  }
   if (!(c.stage == 2 && c.h_bf16 && c.dtype == DtypePath::a8w4)) return c;
   KernelConfig k = c;
   k.dtype = DtypePath::a16w4;
@@ -86,6 +91,7 @@ std::string KernelConfig::name() const {
   if (wgmma_k16) s += "_k16";
   if (repacked) s += "_rp";
   if (h_bf16) s += "_hb";
+  if (x_bf16) s += "_xb";
   if (stage == 1) {
     if (ksplit > 1) s += fmt::format("_ks{}", ksplit);  // split-K only: older names stay as they were
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -100,20 +106,23 @@ KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
   // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
-  // decode, wgmma, k16, then repacked weights, then bf16 h) sit after the stages token; take
-  // them out so the positions below are those of every other name.
+  // decode, wgmma, k16, then repacked weights, then bf16 h, then bf16 x) sit after the stages
+  // token; take them out so the positions below are those of every other name.
   while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
-                           t[10] == "rp" || t[10] == "hb")) {
+                           t[10] == "rp" || t[10] == "hb" || t[10] == "xb")) {
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
                  : t[10] == "wg"  ? c.wgmma
                  : t[10] == "k16" ? c.wgmma_k16
                  : t[10] == "rp"  ? c.repacked
-                                  : c.h_bf16;
+                 : t[10] == "hb"  ? c.h_bf16
+                                  : c.x_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (t[10] != "hb" && c.h_bf16) bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb'");
-    if (t[10] != "rp" && t[10] != "hb" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
+    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb', 'xb'");
+    if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
+      bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb' (only 'xb' follows it)");
+    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");

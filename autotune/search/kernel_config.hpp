@@ -11,14 +11,16 @@
 //   moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic
 //   moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0
 //   moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic
+//   moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st4_wg_k16_hb_xb_gi_dw0
 // Tokens, in order: stage; dtype path; activation/intermediate format (bf16, fp8 = OCP e4m3,
 // fnuz = e4m3fnuz); tile block_m x block_n x block_k; warps; kpack; nonkdim (0 = the FMA
 // fallback); waves; stages; "sab" when the operands are swapped (weights on the MMA's M side)
 // or "stg" for the staged main loop (then "fd" for its fragment decode) or "wg" for the wgmma
 // main loop (whose weights are always in the wgmma tile layout; then "k16" for its decode one
 // k16 step at a time), then "rp" when the MXFP4
-// weights are in the repacked layout, then "hb" when an A8W4 pair keeps h in bf16 (each absent
-// otherwise, so names from before these knobs still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
+// weights are in the repacked layout, then "hb" when an A8W4 pair keeps h in bf16, then "xb"
+// when an A8W4 stage one reads x upcast to bf16 (each absent otherwise, so names from before
+// these knobs still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
 // (gi interleaved, gs separated) and doweight_stage1; stage two: ksplit, doweight_stage1 and
 // atomic|reduce.
 #include <string>
@@ -92,6 +94,13 @@ struct KernelConfig {
   // weights: compiled_as() below), without the A8W4 loop's per-32-K scratch sums and their
   // scaling (kernels/moe_wgmma_gemm.cuh, wgmma_a8w4_apply), at twice h's bytes. Name token `_hb`.
   bool h_bf16 = false;
+  // A8W4 stage one only: x's MXFP8 values upcast to bf16 (code x 2^scale, exact) by the
+  // stage's first launch, CTAs beside the sort's (kernels/moe_upcast_x.cuh), so the main loop
+  // is A16W4's (bf16 x, w1 in A16W4's wgmma tile words: compiled_as() below) and only the
+  // epilogue is A8W4's, quantising h per 1x32 as before. Why: the A8W4 wgmma loop's per-32-K
+  // scratch sums (stage one at backbone M = 4096: 2153 us against A16W4's 1076). Costs one read
+  // of x and a write of twice its bytes per MoE. The wgmma main loop only. Name token `_xb`.
+  bool x_bf16 = false;
 
   [[nodiscard]] std::string name() const;
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
@@ -101,6 +110,9 @@ struct KernelConfig {
 // stage two reading bf16 h (h_bf16) is the A16W4 stage two of the same knobs (its inputs are
 // exactly an A16W4 stage two's: bf16 h, MXFP4 w2, and it writes the same bf16 y). Its kernel
 // type, machine code, traits and validity rules are the A16W4 kernel's; its name stays A8W4's.
+// Likewise an A8W4 wgmma stage one reading x in bf16 (x_bf16) is compiled with dtype A16W4, keeping
+// x_bf16, h_bf16 and the fp8 flavour, which select A8W4's epilogue (kernels/moe_config.cuh):
+// its main loop, traits and main-loop rules are A16W4's.
 [[nodiscard]] KernelConfig compiled_as(const KernelConfig& c);
 
 // Whether a pipeline's h is fp8 codes [slots][I] plus E8M0 scales [slots][I/32] (an A8W4

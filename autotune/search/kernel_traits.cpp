@@ -126,7 +126,7 @@ KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
 }  // namespace
 
 KernelTraits kernel_traits(const KernelConfig& config, Arch arch) {
-  KernelConfig const c = compiled_as(config);  // an A8W4 stage two reading bf16 h is A16W4's
+  KernelConfig const c = compiled_as(config);  // A16W4's main loop for an _hb stage two, an _xb stage one
   KernelTraits t{};
   t.path = mma_path(c, arch);
   int const ws = limits(arch).warp_size;

@@ -30,6 +30,12 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
                      config_type(cfg, arch));
 }
 
+// The first launch of stage one: the sort, or with x_bf16 the sort plus x's upcast.
+std::string sort_kernel(const KernelConfig& cfg) {
+  if (!(cfg.stage == 1 && cfg.x_bf16)) return "moetune::moe_sort";
+  return fmt::format("moetune::moe_sort_upcast_x<{}>", cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0);
+}
+
 }  // namespace
 
 std::string config_type(const KernelConfig& config, Arch arch) {
@@ -37,22 +43,24 @@ std::string config_type(const KernelConfig& config, Arch arch) {
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
   // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode),
   // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles), HBf16 (an A8W4 stage one that
-  // writes h as bf16). Every parameter is spelled out: hipRTC (HIP 5.2) does not match a name
-  // expression that leaves a defaulted one out. An A8W4 stage two reading bf16 h is compiled
-  // as the A16W4 stage two (compiled_as).
+  // writes h as bf16), XBf16 (an A8W4 stage one reading x in bf16, compiled with dtype A16W4).
+  // Every parameter is spelled out: hipRTC (HIP 5.2) does not match a name expression that
+  // leaves a defaulted one out. An A8W4 stage two reading bf16 h is compiled as the A16W4
+  // stage two (compiled_as).
   KernelConfig const c = compiled_as(config);
   bool const s1 = c.stage == 1;
   auto const layout = weight_layout(c);
-  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+  bool const a8w4_epilogue = c.dtype == DtypePath::a8w4 || (s1 && c.x_bf16);
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
-                     c.dtype == DtypePath::a8w4 && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
+                     a8w4_epilogue && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
                      c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
                                                                : static_cast<int>(layout),
-                     s1 && c.h_bf16 ? 1 : 0);
+                     s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
@@ -62,9 +70,12 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
   std::string src = fmt::format("// moe-tune candidate {} for {} ({})\n", out.unit_name,
                                 to_string(arch), to_string(mma_path(cfg, arch)));
   if (cfg.stage == 1) {
-    src += "#include \"moe_sort.cuh\"\n#include \"moe_stage1.cuh\"\n";
+    src += cfg.x_bf16 ? "#include \"moe_upcast_x.cuh\"\n" : "#include \"moe_sort.cuh\"\n";
+    src += "#include \"moe_stage1.cuh\"\n";
+    if (cfg.x_bf16)
+      src += fmt::format("MOETUNE_INSTANTIATE_SORT_UPCAST_X({});\n", cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0);
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE1{}({});\n", stage1_ksplit(cfg) ? "_KSPLIT" : "", type);
-    out.kernel_names = {"moetune::moe_sort", stage_kernel(cfg, arch)};
+    out.kernel_names = {sort_kernel(cfg), stage_kernel(cfg, arch)};
   } else {
     src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE2({});\n", type);
@@ -93,7 +104,15 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
            static_cast<std::uint32_t>(std::max(1, cfg.ksplit))},
       Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
   if (cfg.stage == 1) {
-    plan.launches.push_back({"moetune::moe_sort", Dim3{1, 1, 1}, Dim3{sort_threads, 1, 1}, 0});
+    if (cfg.x_bf16) {
+      // x's upcast: 16 codes per thread and step, at most four CTAs of 512 threads per SM of
+      // a Hopper (2048 threads) beside the sort's CTA; each loops over its share.
+      std::int64_t const groups = M * shape.hidden / 16;
+      plan.upcast_ctas = std::clamp<std::int64_t>((groups + sort_threads - 1) / sort_threads, 1, 4 * 132);
+      plan.x_bf16_bytes = M * shape.hidden * 2;
+    }
+    plan.launches.push_back(
+        {sort_kernel(cfg), Dim3{static_cast<std::uint32_t>(1 + plan.upcast_ctas), 1, 1}, Dim3{sort_threads, 1, 1}, 0});
     plan.launches.push_back(stage);
   } else {
     // Both stage-two modes end in moe_reduce_y: reduce sums each token's topk fp32 partial

@@ -15,13 +15,15 @@ namespace moetune::search {
 // The TU instantiates exactly this configuration (kernels/moe_stage{1,2}.cuh) and also holds
 // the companion kernels of its stage. kernel_names, in run order:
 //   stage one:            moetune::moe_sort, moetune::moe_stage1<...> (split over K:
-//                         moetune::moe_stage1_ksplit<...>, a cluster of ksplit CTAs along z)
+//                         moetune::moe_stage1_ksplit<...>, a cluster of ksplit CTAs along z);
+//                         reading x in bf16 (x_bf16) the sort is moetune::moe_sort_upcast_x<F>
+//                         (F: 1 e4m3fnuz, 0 OCP e4m3), which also writes xb
 //   stage two:            moetune::moe_stage2<...>, moetune::moe_reduce_y
 // (The atomic stage two's accumulator is cleared by stage one: accumulator_words below.)
 // The configuration must pass check_config() for the arch (render does not re-check).
 [[nodiscard]] jit::KernelSource render(const KernelConfig& cfg, Arch arch);
 
-// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0,0>" — the template argument list of
+// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0,0,0>" — the template argument list of
 // kernels/moe_config.cuh for this configuration on this arch.
 [[nodiscard]] std::string config_type(const KernelConfig& cfg, Arch arch);
 
@@ -46,6 +48,10 @@ struct LaunchPlan {
   // Atomic stage two: its accumulator acc[M][H] in 16-byte words, which stage one clears (the
   // stage-one kernel's acc_n16 argument); 0 for a reduce stage two.
   std::int64_t accumulator_words = 0;
+  // A stage one reading x in bf16: xb[M][H] (bytes; 0 otherwise), written by the first launch's
+  // upcast CTAs (its grid.x - 1 of them: that launch's upcast_ctas argument).
+  std::int64_t x_bf16_bytes = 0;
+  std::int64_t upcast_ctas = 0;
 };
 
 // Launch geometry for M tokens of the shape (shape.tokens is ignored; M is explicit because a

@@ -275,12 +275,33 @@ void h_bf16_rules(const KernelConfig& c, Arch arch, Add& add) {
   if (c.stage == 2) fp8_flavour_rules(c, arch, add);
 }
 
+// x read in bf16 (`_xb`): an A8W4 stage one whose first launch upcasts x to bf16, so its main
+// loop is the A16W4 stage one's (compiled_as), checked by that kernel's rules; here what only
+// the name says: stage one, A8W4, the arch's fp8 flavour (the upcast and the epilogue use it),
+// and the wgmma main loop, the one whose w1 is prepared in A16W4's words for an A8W4 shape
+// (the wgmma tiles; the other main loops are not built or measured with it).
+template <class Add>
+void x_bf16_rules(const KernelConfig& c, Arch arch, Add& add) {
+  if (!c.x_bf16) return;
+  if (c.stage != 1) {
+    add("x_bf16 1 in stage two: only stage one reads x");
+    return;
+  }
+  if (c.dtype != DtypePath::a8w4) {
+    add(fmt::format("x_bf16 1 with {}: only A8W4 has fp8 activations to upcast", moe::to_string(c.dtype)));
+    return;
+  }
+  if (!c.wgmma) add("x_bf16 1 needs the wgmma main loop (wgmma 1): its w1 is prepared in A16W4's tile words");
+  fp8_flavour_rules(c, arch, add);
+}
+
 }  // namespace
 
 std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch, const moe::MoeShape* shape) {
   std::vector<std::string> out;
   // The compiled kernel's rules, against the shape as that kernel sees it (an A8W4 stage two
-  // keeping h in bf16 is the A16W4 stage two), then what only the name says.
+  // keeping h in bf16 is the A16W4 stage two, an A8W4 stage one reading x in bf16 has the A16W4
+  // stage one's main loop), then what only the name says.
   KernelConfig const kernel = compiled_as(cfg);
   std::optional<moe::MoeShape> kernel_shape;
   if (shape != nullptr) {
@@ -292,6 +313,7 @@ std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch, cons
   if (shape != nullptr && cfg.dtype != shape->dtype)
     add(fmt::format("dtype path {} does not match the shape's {}", moe::to_string(cfg.dtype), moe::to_string(shape->dtype)));
   h_bf16_rules(cfg, arch, add);
+  x_bf16_rules(cfg, arch, add);
   return out;
 }
 

@@ -241,6 +241,18 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       auto const fits = [&](std::int64_t k, int bk) { return k % 64 == 0 && (!a8w4 || (k % 128 == 0 && k % bk == 0)); };
       bool const valid = sm90_mxfp4 && fits(base_shape.hidden, s1.block_k) && fits(base_shape.inter, s2.block_k) &&
                          (!a8w4 || bm <= 64);
+      // An A8W4 pair with both stages compiled as A16W4's main loop (stage one reading x
+      // upcast to bf16 by the sort's launch, `_xb`; h kept in bf16, `_hb`) is not bound by
+      // A8W4's own wgmma rules: 128-token blocks included.
+      bool const a16w4_loops = a8w4 && sm90_mxfp4 && base_shape.hidden % 64 == 0 && base_shape.inter % 64 == 0;
+      if (a16w4_loops && bm == 128) {
+        auto x1 = s1, x2 = s2;
+        x1.x_bf16 = x1.h_bf16 = x2.h_bf16 = true;
+        CAPTURE(x1.name(), x2.name());
+        REQUIRE_FALSE(search::check_config(x1, arch, base_shape));
+        REQUIRE_FALSE(search::check_config(x2, arch, base_shape));
+        require_passes(verifier.verify(x1, x2, options));
+      }
       if (!valid) {
         CHECK((search::check_config(s1, arch, base_shape) || search::check_config(s2, arch, base_shape)));
         continue;
@@ -282,6 +294,21 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
           REQUIRE_FALSE(search::check_config(h1, arch, base_shape));
           REQUIRE_FALSE(search::check_config(h2, arch, base_shape));
           require_passes(verifier.verify(h1, h2, options));
+        }
+        // An A8W4 stage one reading x in bf16 (`_xb`): its launch's sort CTA beside the upcast
+        // CTAs, the A16W4 main loop (64-K and k16 decode) with A8W4's epilogue, writing h in
+        // either format for the matching stage two.
+        for (bool k16 : {false, true}) {
+          for (bool hb : {false, true}) {
+            auto x1 = s1, x2 = s2;
+            x1.x_bf16 = true;
+            x1.wgmma_k16 = k16;
+            x1.h_bf16 = x2.h_bf16 = hb;
+            CAPTURE(x1.name(), x2.name());
+            REQUIRE_FALSE(search::check_config(x1, arch, base_shape));
+            REQUIRE_FALSE(search::check_config(x2, arch, base_shape));
+            require_passes(verifier.verify(x1, x2, options));
+          }
         }
         continue;
       }

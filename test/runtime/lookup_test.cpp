@@ -291,6 +291,25 @@ TEST_CASE("an A8W4 bucket keeping h in bf16 sizes h as bf16 and has no h scales"
         static_cast<std::size_t>(slots * layer.shape.inter / 32));
 }
 
+TEST_CASE("an A8W4 bucket reading x in bf16 places the upcast x in the workspace") {
+  auto const layer = backbone(100, moe::DtypePath::a8w4);
+  TunedTables none;
+  auto choices = choose_buckets(layer, search::Arch::sm_90, h200, none, compiles_except());
+  REQUIRE_FALSE(choices.empty());
+  auto c = choices.back();
+  REQUIRE(c.stage1.wgmma);
+  auto const fp8_x = plan_bucket(c, layer.shape, search::Arch::sm_90, layer.max_tokens);
+  c.stage1.x_bf16 = true;
+  auto const plan = plan_bucket(c, layer.shape, search::Arch::sm_90, layer.max_tokens);
+  auto const bytes = static_cast<std::size_t>(plan.planned_tokens * layer.shape.hidden * 2);
+  CHECK(plan.stage1.x_bf16_bytes == static_cast<std::int64_t>(bytes));
+  CHECK(plan.workspace.x_bf16 >= plan.workspace.partial);
+  CHECK(plan.workspace.total - plan.workspace.x_bf16 >= bytes);
+  CHECK(plan.workspace.total >= fp8_x.workspace.total + bytes);
+  CHECK(plan.stage1.launches.at(0).kernel_name == "moetune::moe_sort_upcast_x<0>");
+  CHECK(fp8_x.stage1.x_bf16_bytes == 0);
+}
+
 TEST_CASE("a tuned table's rows and the defaults compile for sm_90 through the code cache") {
   // The compile check prepare uses, without the module load: NVRTC needs no GPU.
   exec::UnitCompiler compiler(search::Arch::sm_90, test::scratch_dir("runtime_compile") / "cache");

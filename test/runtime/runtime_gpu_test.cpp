@@ -84,7 +84,8 @@ std::string key_columns(moe::DtypePath d, const char* fp8) {
 
 // A tuned table for the test shape on this device: bucket 16 names the default pair of 256
 // tokens (another configuration than 16's default, so the row visibly decides; A8W4 on sm_90:
-// that pair keeping h in bf16, so the runtime's bf16 h and A16W4-word w2 tiles are exercised),
+// that pair keeping h in bf16 and, with a wgmma stage one, reading x in bf16, so the runtime's
+// bf16 h, bf16 x and A16W4-word tiles are exercised),
 // bucket 4 a kernel that does not exist (falls back to the default); every other bucket has
 // no row.
 std::filesystem::path write_table(moetune_context* context, const moe::MoeShape& shape,
@@ -98,6 +99,9 @@ std::filesystem::path write_table(moetune_context* context, const moe::MoeShape&
     row_pair.stage1.h_bf16 = row_pair.stage2.h_bf16 = true;
     // Stage two is then the A16W4 kernel: a fragment-decode one reads repacked words.
     if (row_pair.stage2.fragment_decode) row_pair.stage2.repacked = true;
+    // A wgmma stage one also reads x upcast to bf16 (`_xb`): the sort launch's upcast into
+    // the workspace and w1 in A16W4's tile words.
+    if (row_pair.stage1.wgmma) row_pair.stage1.x_bf16 = true;
     REQUIRE_FALSE(search::check_config(row_pair.stage1, a, shape));
     REQUIRE_FALSE(search::check_config(row_pair.stage2, a, shape));
   }

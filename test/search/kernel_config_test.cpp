@@ -36,7 +36,9 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_ks2_gi_dw1",
                         "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0",
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic",
-                        "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic"}) {
+                        "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic",
+                        "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_xb_gi_dw0",
+                        "moetune_s1_a8w4_fp8_t16x64x256_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_ks2_gi_dw0"}) {
     CHECK(parse_kernel_name(n).name() == n);
   }
   auto const c = parse_kernel_name("moetune_s2_a8w4_fnuz_t16x64x64_w2_kp1_nk32_wv4_st1_ks4_dw1_reduce");
@@ -129,6 +131,33 @@ TEST_CASE("an A8W4 pair keeping h in bf16: its stage two is compiled as the A16W
   CHECK_FALSE(h_is_fp8(a16));
 }
 
+TEST_CASE("an A8W4 stage one reading x in bf16 is compiled with the A16W4 main loop and A8W4's epilogue",
+          "[search]") {
+  auto const xb = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_gi_dw0");
+  CHECK(xb.x_bf16);
+  CHECK(xb.h_bf16);
+  CHECK(xb.wgmma_k16);
+  CHECK(xb.dtype == DtypePath::a8w4);
+  // The compiled view: A16W4's main loop, keeping what picks the epilogue (flavour, h format).
+  auto const k = compiled_as(xb);
+  CHECK(k.dtype == DtypePath::a16w4);
+  CHECK(k.x_bf16);
+  CHECK(k.h_bf16);
+  CHECK(k.fp8 == Fp8Flavor::ocp);
+  // Its w1 tiles are in A16W4's words; h's format is still the pair's (h_bf16 here).
+  CHECK(weight_layout(xb) == WeightLayout::wgmma_tiles_a16w4);
+  CHECK_FALSE(h_is_fp8(xb));
+  auto fp8_h = xb;
+  fp8_h.h_bf16 = false;
+  CHECK(h_is_fp8(fp8_h));
+  auto plain = fp8_h;
+  plain.x_bf16 = false;
+  CHECK(weight_layout(plain) == WeightLayout::wgmma_tiles);
+  CHECK(compiled_as(plain) == plain);
+  // A name without the token reads x as fp8 (names from before the knob).
+  CHECK_FALSE(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0").x_bf16);
+}
+
 TEST_CASE("kernel name parse errors name the bad token", "[search]") {
   using Catch::Contains;
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x64_w4_kp1_nk16_wv0_st3_stg_stg_gi_dw0"),
@@ -153,6 +182,12 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'rp'") && Contains("'hb' last"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_hb_gi_dw0"),
                     Contains("token 11 'hb'") && Contains("the token once"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_xb_hb_gi_dw0"),
+                    Contains("token 11 'hb'") && Contains("'xb' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_xb_wg_gi_dw0"),
+                    Contains("token 11 'wg'") && Contains("'xb' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_xb_xb_gi_dw0"),
+                    Contains("token 11 'xb'") && Contains("the token once"));
   // Stage one names its split-K only when it splits: ks1 and a malformed count are refused.
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks1_gi_dw0"),
                     Contains("token 11 'ks1'") && Contains("ks2 or more"));

@@ -65,7 +65,8 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
 // The bound keeps the CI compile step short; sm_90 covers five main loops (tokens on M,
 // swapped, staged, staged with fragment decode, wgmma), so 18. The fragment-decode entries list both
 // weight layouts: A16W4 decodes the repacked one and A8W4 the natural one, so each dtype prunes
-// the other's by that rule and by no other; A8W4 prunes the k16-decode wgmma entries by theirs.
+// the other's by that rule and by no other; A8W4 prunes the k16-decode wgmma entries by theirs,
+// the other dtypes the entries keeping h or reading x in bf16 by theirs.
 TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
@@ -82,7 +83,9 @@ TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]")
                               c.pruned_reason.value_or("").find("wgmma_k16 1 with a8w4") == 0;
         bool const hb_not_a8w4 = c.config.h_bf16 && d != moe::DtypePath::a8w4 &&
                                  c.pruned_reason.value_or("").find("h_bf16 1 with") == 0;
-        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4));
+        bool const xb_not_a8w4 = c.config.x_bf16 && d != moe::DtypePath::a8w4 &&
+                                 c.pruned_reason.value_or("").find("x_bf16 1 with") == 0;
+        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4 || xb_not_a8w4));
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
@@ -112,6 +115,9 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.staged[1]") && Contains("0 or 1"));
   p = write("space_bad_hb", R"({"arch":"sm_90","stage1":{},"stage2":{"h_bf16":[2]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.h_bf16[0]") && Contains("0 or 1"));
+  // x_bf16 is stage one's knob (only stage one reads x).
+  p = write("space_xb_stage2", R"({"arch":"sm_90","stage1":{"x_bf16":[0,1]},"stage2":{"x_bf16":[1]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.x_bf16") && Contains("unknown stage-two knob"));
   p = write("space_syntax", "{\n  \"arch\": \"sm_90\",\n  oops\n}");
   CHECK_THROWS_WITH(load_search_space(p), Contains("space.json:3:"));
   CHECK_NOTHROW(load_search_space(spaces() / "ci.json").for_arch(Arch::sm_90));
@@ -348,6 +354,39 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
     other_m.block_m = 16, other_m.block_k = 256;
     CHECK_THAT(pair_violation(other_m, hb2).value_or(""), Contains("disagree on block_m (16 and 64)"));
   }
+  {
+    // x read in bf16: an A8W4 stage one with the wgmma main loop, checked by the A16W4 stage
+    // one's rules (the k16 decode and 128-token blocks, which A8W4's own loop prunes, are valid).
+    auto const a8 = backbone(DtypePath::a8w4, Arch::sm_90);
+    auto const xb = parse_kernel_name("moetune_s1_a8w4_fp8_t128x64x128_w8_kp1_nk16_wv0_st3_wg_xb_gi_dw0");
+    CHECK(all_violations(xb, Arch::sm_90, &a8).empty());
+    auto no_xb = xb;
+    no_xb.x_bf16 = false;
+    CHECK_THAT(check_config(no_xb, Arch::sm_90, a8).value_or(""), Contains("block_m 128 with a8w4 wgmma"));
+    auto k16 = parse_kernel_name("moetune_s1_a8w4_fp8_t16x64x256_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_gi_dw0");
+    CHECK(all_violations(k16, Arch::sm_90, &a8).empty());
+    k16.x_bf16 = false;
+    CHECK_THAT(check_config(k16, Arch::sm_90, a8).value_or(""), Contains("wgmma_k16 1 with a8w4"));
+    auto a16 = xb;
+    a16.dtype = DtypePath::a16w4;
+    CHECK_THAT(check_config(a16, Arch::sm_90, backbone()).value_or(""),
+               Contains("x_bf16 1 with a16w4: only A8W4"));
+    CHECK_THAT(check_config(xb, Arch::sm_90, backbone()).value_or(""),
+               Contains("dtype path a8w4 does not match the shape's a16w4"));
+    auto s2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic");
+    REQUIRE(all_violations(s2, Arch::sm_90, &a8).empty());
+    s2.x_bf16 = true;
+    CHECK_THAT(check_config(s2, Arch::sm_90, a8).value_or(""), Contains("x_bf16 1 in stage two"));
+    auto staged = parse_kernel_name("moetune_s1_a8w4_fp8_t16x64x128_w4_kp1_nk16_wv0_st3_stg_fd_gi_dw0");
+    staged.x_bf16 = true;
+    CHECK_THAT(check_config(staged, Arch::sm_90, a8).value_or(""), Contains("x_bf16 1 needs the wgmma main loop"));
+    auto fnuz = xb;
+    fnuz.fp8 = moe::Fp8Flavor::fnuz;
+    CHECK_THAT(check_config(fnuz, Arch::sm_90).value_or(""), Contains("uses OCP e4m3 (fp8), not e4m3fnuz"));
+    // x's format is stage one's alone: it pairs with either stage two of its h format.
+    auto const s2_fp8_h = parse_kernel_name("moetune_s2_a8w4_fp8_t128x128x128_w8_kp1_nk16_wv0_st3_wg_ks1_dw0_atomic");
+    CHECK(!pair_violation(xb, s2_fp8_h));
+  }
   // Shape-dependent rules.
   auto s = backbone();
   s.inter = 96;
@@ -363,54 +402,84 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
     CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
-    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0>"));
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0,0>"));
   }
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0>>");
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
     CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0>>");
   }
   {
     // Stage one split over K: its own entry point (the cluster shape is compiled into it) and
     // ksplit in the configuration.
     auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
     auto const unit = render(ks, Arch::sm_90);
-    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0>);"));
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0>>");
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0>);"));
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0>>");
   }
   {
     // h kept in bf16: stage one's last parameter is 1; stage two is the A16W4 kernel itself
     // (its dtype 0, its wgmma tiles the layout 2 it always reads), the same unit source.
     auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
     CHECK(render(hb1, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0>>");
     auto const hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
     auto const a16 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
     CHECK(render(hb2, Arch::sm_90).kernel_names == render(a16, Arch::sm_90).kernel_names);
     CHECK(render(hb2, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0>>");
     CHECK(kernel_traits(hb2, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
+  }
+  {
+    // x read in bf16: the sort's launch is moe_sort_upcast_x of the flavour, the stage one is
+    // compiled with dtype 0 (A16W4's main loop), the A8W4 epilogue picked by its flavour, h
+    // format and the last parameter.
+    auto const xb = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_gi_dw0");
+    auto const unit = render(xb, Arch::sm_90);
+    CHECK_THAT(unit.source, Catch::Contains("#include \"moe_upcast_x.cuh\""));
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_SORT_UPCAST_X(0);"));
+    REQUIRE(unit.kernel_names.size() == 2);
+    CHECK(unit.kernel_names[0] == "moetune::moe_sort_upcast_x<0>");
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1>>");
+    auto a16 = xb;
+    a16.dtype = DtypePath::a16w4, a16.x_bf16 = false, a16.h_bf16 = false;
+    CHECK(kernel_traits(xb, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
+    // The launch plan: one sort CTA and the upcast's, and the bf16 x the host allocates.
+    auto shape = backbone(DtypePath::a8w4, Arch::sm_90);
+    auto const plan = plan_launch(xb, Arch::sm_90, shape, 4096);
+    CHECK(plan.x_bf16_bytes == 4096LL * 5120 * 2);
+    CHECK(plan.upcast_ctas == 4 * 132);  // 1.3 M groups of 16: the cap
+    CHECK(plan.launches.at(0).kernel_name == "moetune::moe_sort_upcast_x<0>");
+    CHECK(plan.launches.at(0).grid.x == 1 + 4 * 132);
+    auto const small = plan_launch(xb, Arch::sm_90, shape, 1);
+    CHECK(small.upcast_ctas == 1);  // 320 groups
+    auto plain = xb;
+    plain.x_bf16 = false, plain.wgmma_k16 = false;
+    auto const p0 = plan_launch(plain, Arch::sm_90, shape, 4096);
+    CHECK(p0.x_bf16_bytes == 0);
+    CHECK(p0.launches.at(0).kernel_name == "moetune::moe_sort");
+    CHECK(p0.launches.at(0).grid.x == 1);
   }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   // The atomic stage two has the same two kernels (stage one clears its accumulator).
