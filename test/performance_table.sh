@@ -60,6 +60,14 @@ a8_wg8_s11=${a1}t8x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${a2}t8x128x128_w8_kp1_n
 a8_hb8=${a1}t8x32x128_w4_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv4_st3_wg_k16_hb_ks1_dw0_atomic
 a8_hb16=${a1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_hb_ks1_dw0_atomic
 a8_hb64=${a1}t64x64x128_w8_kp1_nk16_wv0_st4_wg_hb_gi_dw0,${a2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic
+# Session 22's pairs with both stages compiled as the A16W4 default's kernels: stage one
+# reading x upcast to bf16 (`_xb`) and both keeping h in bf16, at 8 (one and two warpgroups),
+# 16 and 64 tokens, and at M = 1 the split stage one.
+a8_xh1=${a1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_hb_xb_ks4_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv0_st4_wg_hb_ks1_dw0_atomic
+a8_xh8=${a1}t8x32x256_w4_kp1_nk16_wv0_st4_wg_hb_xb_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv4_st3_wg_k16_hb_ks1_dw0_atomic
+a8_xh8w=${a1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_gi_dw0,${a2}t8x128x128_w8_kp1_nk16_wv4_st3_wg_k16_hb_ks1_dw0_atomic
+a8_xh16=${a1}t16x64x256_w8_kp1_nk16_wv0_st3_wg_hb_xb_gi_dw0,${a2}t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_hb_ks1_dw0_atomic
+a8_xh64=${a1}t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_xb_gi_dw0,${a2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
@@ -77,7 +85,7 @@ bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config d
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128" "$wg64_s15"
 bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15"
 bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15"
-bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64" "$a8_hb8" "$a8_hb16" "$a8_hb64"
+bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64" "$a8_hb8" "$a8_hb16" "$a8_hb64" "$a8_xh1" "$a8_xh8" "$a8_xh8w" "$a8_xh16" "$a8_xh64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {
   echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"

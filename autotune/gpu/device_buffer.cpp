@@ -13,6 +13,15 @@ vendor::stream_t native(const Stream& stream) {
   return static_cast<vendor::stream_t>(stream.native_handle());
 }
 
+// The synchronous copies and memsets below run on the legacy default stream, and the driver
+// may return before they finish (a memset or a device-to-device copy always may; a copy from
+// pageable host memory may before its DMA is done). Our streams are non-blocking, so nothing
+// orders that work before the kernels launched next: the verifier's 42 MB NaN fill of stage
+// one's bf16 x (M = 4096) was still running when the sort's launch wrote x, and overwrote
+// four fifths of it (session 22). So each of them waits for the legacy stream before it
+// returns, as the header promises.
+void finish(const Device* device) { MOETUNE_GPU_CALL(device, stream_synchronize, vendor::stream_t{}); }
+
 }  // namespace
 
 DeviceBuffer::DeviceBuffer(const Device& device, std::size_t bytes)
@@ -58,6 +67,7 @@ void DeviceBuffer::upload(std::span<const std::byte> host, std::size_t offset) {
   if (host.empty()) return;
   auto const dst = vendor::to_deviceptr(static_cast<std::byte*>(m_ptr) + offset);
   MOETUNE_GPU_CALL(m_device, memcpy_htod, dst, const_cast<std::byte*>(host.data()), host.size());
+  finish(m_device);
 }
 
 void DeviceBuffer::download(std::span<std::byte> host, std::size_t offset) const {
@@ -74,6 +84,7 @@ void DeviceBuffer::memset(std::uint8_t value, std::size_t offset, std::size_t by
   if (bytes == 0) return;
   auto const dst = vendor::to_deviceptr(static_cast<std::byte*>(m_ptr) + offset);
   MOETUNE_GPU_CALL(m_device, memset_d8, dst, static_cast<unsigned char>(value), bytes);
+  finish(m_device);
 }
 
 void DeviceBuffer::copy_from(const DeviceBuffer& source) {
@@ -81,6 +92,7 @@ void DeviceBuffer::copy_from(const DeviceBuffer& source) {
   if (source.empty()) return;
   MOETUNE_GPU_CALL(m_device, memcpy_dtod, vendor::to_deviceptr(m_ptr),
                    vendor::to_deviceptr(source.data()), source.size());
+  finish(m_device);
 }
 
 void DeviceBuffer::upload_async(std::span<const std::byte> host, const Stream& stream,

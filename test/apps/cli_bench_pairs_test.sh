@@ -28,4 +28,12 @@ if "$moe_tune" bench --shape 5120,640,384,6 --dtype a8w4 --m 8 --config "${s1}_h
   --samples 1 --repeats 1 2>&1 | grep -qE "stage one writes h|disagree|kernel name"; then
   echo "FAIL: a valid bf16-h pair was refused"; failures=$((failures + 1))
 fi
+# x's format is stage one's alone: an `_xb` stage one pairs with a stage two of either h format.
+for s2_name in "${s2}_k16_hb_ks1_dw0_atomic" "${s2/wv3_st3/wv0_st4}_ks1_dw0_atomic"; do
+  h=$([[ $s2_name == *_hb_* ]] && echo _hb)
+  if "$moe_tune" bench --shape 5120,640,384,6 --dtype a8w4 --m 8 --config "${s1}${h}_xb_gi_dw0,$s2_name" \
+    --samples 1 --repeats 1 2>&1 | grep -qE "stage one writes h|disagree|kernel name"; then
+    echo "FAIL: a valid pair with an _xb stage one was refused ($s2_name)"; failures=$((failures + 1))
+  fi
+done
 exit $((failures > 0))

@@ -3,6 +3,7 @@
 // that a code object from the JIT loads and runs.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -118,6 +119,32 @@ TEST_CASE("device info describes the GPU", "[gpu]") {
   auto const memory = device().memory_info();
   CHECK(memory.total_bytes > 0);
   CHECK(memory.free_bytes <= memory.total_bytes);
+}
+
+// The synchronous memset and copy run on the legacy stream; work queued right after them on
+// one of our (non-blocking) streams must find them finished. Session 22: a 42 MB NaN fill was
+// still running when the next kernel wrote the buffer, and overwrote its result. A 512 MB
+// fill takes far longer than a 4-byte copy queued behind it, so without the wait the fill,
+// which reaches the buffer's end last, would overwrite that copy.
+TEST_CASE("a synchronous memset or copy has finished before work queued on a stream", "[gpu]") {
+  std::size_t const bytes = std::size_t{512} << 20;
+  gpu::DeviceBuffer big(device(), bytes), source(device(), bytes);
+  gpu::Stream stream(device());
+  std::array<std::uint8_t, 4> const mark{1, 2, 3, 4};
+  auto const last_four = [&] {
+    std::array<std::uint8_t, 4> out{};
+    big.download(std::as_writable_bytes(std::span(out)), bytes - 4);
+    return out;
+  };
+  big.memset(0xFF);
+  big.upload_async(std::as_bytes(std::span(mark)), stream, bytes - 4);
+  stream.synchronize();
+  CHECK(last_four() == mark);
+  source.memset(0);
+  big.copy_from(source);
+  big.upload_async(std::as_bytes(std::span(mark)), stream, bytes - 4);
+  stream.synchronize();
+  CHECK(last_four() == mark);
 }
 
 TEST_CASE("device buffers round-trip, memset and copy", "[gpu]") {
