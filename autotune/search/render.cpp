@@ -30,11 +30,19 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
                      config_type(cfg, arch));
 }
 
+// The kernels' Fnuz template argument: 1 for the fnuz e4m3 flavour (gfx942), 0 for OCP's.
+int fnuz_argument(const KernelConfig& cfg) { return cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0; }
+
 // The first launch of stage one: the sort, or with x_bf16 the sort plus x's upcast.
 std::string sort_kernel(const KernelConfig& cfg) {
   if (!(cfg.stage == 1 && cfg.x_bf16)) return "moetune::moe_sort";
-  return fmt::format("moetune::moe_sort_upcast_x<{}>", cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0);
+  return fmt::format("moetune::moe_sort_upcast_x<{}>", fnuz_argument(cfg));
 }
+
+// x's upcast runs in at most this many CTAs beside the sort's: four of 512 threads per SM of
+// an H100 SXM / H200 (132 SMs, 2048 threads each). Only a cap: each CTA loops over its share,
+// so a part with fewer SMs loops a little more and stays correct.
+constexpr std::int64_t max_upcast_ctas = 4 * 132;
 
 }  // namespace
 
@@ -55,7 +63,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
-                     a8w4_epilogue && c.fp8 == Fp8Flavor::fnuz ? 1 : 0,
+                     a8w4_epilogue ? fnuz_argument(c) : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
                      c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
@@ -73,7 +81,7 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
     src += cfg.x_bf16 ? "#include \"moe_upcast_x.cuh\"\n" : "#include \"moe_sort.cuh\"\n";
     src += "#include \"moe_stage1.cuh\"\n";
     if (cfg.x_bf16)
-      src += fmt::format("MOETUNE_INSTANTIATE_SORT_UPCAST_X({});\n", cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0);
+      src += fmt::format("MOETUNE_INSTANTIATE_SORT_UPCAST_X({});\n", fnuz_argument(cfg));
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE1{}({});\n", stage1_ksplit(cfg) ? "_KSPLIT" : "", type);
     out.kernel_names = {sort_kernel(cfg), stage_kernel(cfg, arch)};
   } else {
@@ -105,10 +113,9 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
       Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
   if (cfg.stage == 1) {
     if (cfg.x_bf16) {
-      // x's upcast: 16 codes per thread and step, at most four CTAs of 512 threads per SM of
-      // a Hopper (2048 threads) beside the sort's CTA; each loops over its share.
+      // x's upcast: 16 codes per thread and step, each CTA looping over its share.
       std::int64_t const groups = M * shape.hidden / 16;
-      plan.upcast_ctas = std::clamp<std::int64_t>((groups + sort_threads - 1) / sort_threads, 1, 4 * 132);
+      plan.upcast_ctas = std::clamp<std::int64_t>((groups + sort_threads - 1) / sort_threads, 1, max_upcast_ctas);
       plan.x_bf16_bytes = M * shape.hidden * 2;
     }
     plan.launches.push_back(
