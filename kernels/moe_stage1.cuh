@@ -69,23 +69,31 @@ MOETUNE_DEV void stage1_epilogue(const Tile& tile, int first, int step, const i3
       *reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2) = u32x4{o[0], o[1], o[2], o[3]};
     }
   } else {
-    // One MX block (32 columns) per item: amax, scale, codes.
-    constexpr int items = Cfg::block_m * (Cfg::block_n / 32);
+    // Each MX block (32 columns) is four items of 8 columns, taken by four aligned lanes (first
+    // and step keep a lane's item index = its lane mod 4, so a block's four items run in the
+    // same iteration on one group): each its 8 values, the block's amax by two exchanges, each
+    // its own codes. One thread per block left 7 in 8 idle at 8-row tiles, with 32 SiLUs and
+    // conversions in a row on the epilogue's critical path.
+    constexpr int items = Cfg::block_m * (Cfg::block_n / 8);
+    static_assert(Cfg::threads % 4 == 0, "a block's four lanes are aligned");
     for (int it = first; it < items; it += step) {
-      int const r = it / (Cfg::block_n / 32);
-      int const c = (it % (Cfg::block_n / 32)) * 32;
+      int const r = it / (Cfg::block_n / 8);
+      int const c = (it % (Cfg::block_n / 8)) * 8;  // this lane's 8 columns of block c & ~31
       int const s = sorted_slots[blk * Cfg::block_m + r];
-      if (s < 0 || s >= n_slots || n0 + c >= I) continue;
+      // The block's four lanes share r and the block, so they skip or go on together.
+      if (s < 0 || s >= n_slots || n0 + (c & ~31) >= I) continue;
       float const wgt = weight_in_stage1<Cfg>(topk_weights, s);
-      float v[32];
+      float v[8];
       float amax = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 32; i += 2) {
+      for (int i = 0; i < 8; i += 2) {
         f32x4 const gu = tile.sum4(r * Cfg::c_stride + 2 * (c + i));
         v[i] = silu_mul(gu.x, gu.y) * wgt;
         v[i + 1] = silu_mul(gu.z, gu.w) * wgt;
         amax = fmax_f32(amax, fmax_f32(fabs_f32(v[i]), fabs_f32(v[i + 1])));
       }
+      amax = fmax_f32(amax, shfl_xor_in_group<4>(amax, 1));
+      amax = fmax_f32(amax, shfl_xor_in_group<4>(amax, 2));
       int const e = mx_scale_exponent<Cfg::fp8>(amax);
       float const inv = __builtin_bit_cast(float, static_cast<u32>(127 - e) << 23);  // 2^-e
       if constexpr (Cfg::h_bf16) {
@@ -93,30 +101,27 @@ MOETUNE_DEV void stage1_epilogue(const Tile& tile, int first, int step, const i3
         // to e = -117; 2^e itself is an fp32 subnormal below e = -126).
         float const scale = e >= -126 ? __builtin_bit_cast(float, static_cast<u32>(e + 127) << 23)
                                       : __builtin_bit_cast(float, 0x00400000u >> (-126 - e));
-        u32 pairs[16];
+        u32 pairs[4];
 #pragma unroll
-        for (int q = 0; q < 16; ++q) {
+        for (int q = 0; q < 4; ++q) {
           float const lo = fp8_to_f32<Cfg::fp8>(f32_to_fp8<Cfg::fp8>(v[2 * q] * inv)) * scale;
           float const hi = fp8_to_f32<Cfg::fp8>(f32_to_fp8<Cfg::fp8>(v[2 * q + 1] * inv)) * scale;
           pairs[q] = amax > 0.0f ? pack_bf16x2(lo, hi) : 0u;  // an all-zero block is all zeros
         }
-        u32x4* dst = reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) dst[p] = u32x4{pairs[4 * p], pairs[4 * p + 1], pairs[4 * p + 2], pairs[4 * p + 3]};
+        *reinterpret_cast<u32x4*>(h + (static_cast<u64>(s) * I + n0 + c) * 2) =
+            u32x4{pairs[0], pairs[1], pairs[2], pairs[3]};
         continue;
       }
-      u32 words[8];
+      u32 words[2];
 #pragma unroll
-      for (int q = 0; q < 8; ++q) {
+      for (int q = 0; q < 2; ++q) {
         u32 w = 0;
 #pragma unroll
         for (int b = 0; b < 4; ++b) w |= f32_to_fp8<Cfg::fp8>(v[4 * q + b] * inv) << (8 * b);
         words[q] = amax > 0.0f ? w : 0u;  // the contract: an all-zero block is all code 0
       }
-      u32x4* dst = reinterpret_cast<u32x4*>(h + static_cast<u64>(s) * I + n0 + c);
-      dst[0] = u32x4{words[0], words[1], words[2], words[3]};
-      dst[1] = u32x4{words[4], words[5], words[6], words[7]};
-      h_scales[static_cast<u64>(s) * (I / 32) + (n0 + c) / 32] = static_cast<u8>(e + 127);
+      *reinterpret_cast<u32x2*>(h + static_cast<u64>(s) * I + n0 + c) = u32x2{words[0], words[1]};
+      if ((c & 31) == 0) h_scales[static_cast<u64>(s) * (I / 32) + (n0 + c) / 32] = static_cast<u8>(e + 127);
     }
   }
 }

@@ -216,6 +216,19 @@ MOETUNE_DEV i32 shfl_xor(i32 v, int mask) {
 MOETUNE_DEV float shfl_xor(float v, int mask) {
   return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(i32, v), mask));
 }
+// Butterfly exchange among the Lanes aligned lanes of one group (Lanes a power of two below
+// 32, mask < Lanes): only the group's lanes need take part, so groups of a warp may diverge
+// (an epilogue whose rows skip padding slots).
+template <int Lanes>
+MOETUNE_DEV float shfl_xor_in_group(float v, int mask) {
+  static_assert(Lanes > 1 && Lanes < 32 && (Lanes & (Lanes - 1)) == 0, "a power-of-two group within a warp");
+#if defined(MOETUNE_CUDA)
+  u32 const group = ((1u << Lanes) - 1u) << (lane_id() & ~static_cast<u32>(Lanes - 1));
+  return __shfl_xor_sync(group, v, mask);
+#else
+  return shfl_xor(v, mask);  // ds_bpermute: reads the source lane, whoever else is active
+#endif
+}
 
 // ---- Global atomics ----------------------------------------------------------------------
 MOETUNE_DEV u32 atomic_cas(u32* p, u32 expected, u32 desired) {
