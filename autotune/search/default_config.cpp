@@ -254,6 +254,31 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   // M = 1) the swapped stage one stays ahead, 20.1 / 20.6 against 26.5 / 25.9: fewer CTAs
   // than SMs leave most of the HBM's bandwidth unused.
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
+  // A8W4 with OCP e4m3 on sm_90a, from 16 tokens per expert (the 64-token pair): the A16W4
+  // default's kernels at the same M, stage one reading x upcast to bf16 by the sort's launch
+  // (`_xb`) and both stages keeping h in bf16 (`_hb`), so only the upcast and stage one's
+  // epilogue (h quantised per 1x32) differ from A16W4's MoE. A8W4's own 64-token wgmma kernels
+  // hold two scratch sums per accumulator (144-146 registers, one CTA per SM). Session 23
+  // (results/sm_90/2026-12-05-s23, H100, backbone, whole MoE): M = 4096 3568 -> 2115 us (stage
+  // one 2020 -> 1151, stage two 1517 -> 912; A16W4 2110). Below 16 tokens per expert the A8W4
+  // kernels stay (8- and 16-token blocks, one to three CTAs per SM either way): with the
+  // four-lane epilogue they are level with A16W4 there (M = 1 / 8 / 64 / 512: 28.9 / 106.4 /
+  // 496.7 / 886.4 against A16W4's 27.4 / 108.7 / 518.2 / 892.7) and the twin gains nothing
+  // (28.4 / 111.3 / 522.9 / 904.0).
+  if (nvidia && a8w4_fragment && per_expert >= 16) {
+    moe::MoeShape as_a16w4 = shape;
+    as_a16w4.dtype = DtypePath::a16w4;
+    DefaultConfigs twin = default_config(as_a16w4, arch, M);
+    if (twin.stage1.wgmma && twin.stage2.wgmma) {
+      for (KernelConfig* s : {&twin.stage1, &twin.stage2}) {
+        s->dtype = DtypePath::a8w4;
+        s->fp8 = shape.fp8_flavor;
+        s->h_bf16 = true;
+      }
+      twin.stage1.x_bf16 = true;
+      if (!check_config(twin.stage1, arch, shape) && !check_config(twin.stage2, arch, shape)) return twin;
+    }
+  }
   std::int64_t const reached_experts = std::min<std::int64_t>(shape.experts, M * shape.topk);
   bool const a16w4_wgmma_ctas = stage1_ctas(reached_experts, shape, 32) >= 96;
   if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04 || a16w4_wgmma_ctas)) {

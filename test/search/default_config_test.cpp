@@ -143,7 +143,8 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   }
   // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
   // 32 K) at every size (session 12): 8-token blocks below 3 tokens per expert, their stage one
-  // one warpgroup of 32 rows with 128-K tiles.
+  // one warpgroup of 32 rows with 128-K tiles. From 16 tokens per expert (session 22) the
+  // A16W4 default's kernels instead: stage one reading x in bf16, both keeping h in bf16.
   {
     auto a8 = shape;
     a8.dtype = moe::DtypePath::a8w4;
@@ -152,7 +153,21 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
                          Expect{256, false, false, false, true, 16}, Expect{2048, false, false, false, true, 64},
                          Expect{16384, false, false, false, true, 64}}) {
       auto const d = checked_default(a8, e);
-      CHECK(search::weight_layout(d.stage1) == search::WeightLayout::wgmma_tiles);
+      bool const twin = e.block_m == 64;
+      CHECK(d.stage1.x_bf16 == twin);
+      CHECK(d.stage1.h_bf16 == twin);
+      CHECK(d.stage2.h_bf16 == twin);
+      CHECK(search::weight_layout(d.stage1) ==
+            (twin ? search::WeightLayout::wgmma_tiles_a16w4 : search::WeightLayout::wgmma_tiles));
+      if (twin) {
+        // Both kernels are the A16W4 default's (the stage one with A8W4's epilogue).
+        auto const a16 = search::default_config(shape, search::Arch::sm_90, e.M);
+        auto k1 = search::compiled_as(d.stage1);
+        k1.x_bf16 = k1.h_bf16 = false;
+        CHECK(k1 == a16.stage1);
+        CHECK(search::compiled_as(d.stage2) == a16.stage2);
+        continue;
+      }
       CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
       CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
       CHECK(d.stage1.block_k == (e.block_m == 16 ? 256 : 128));
