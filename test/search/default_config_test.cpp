@@ -143,7 +143,7 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   }
   // A8W4 with OCP fp8: the same wgmma tiles (e4m3 codes from natural nibbles, scratch sums per
   // 32 K) at every size (session 12): 8-token blocks below 3 tokens per expert, their stage one
-  // one warpgroup of 32 rows with 128-K tiles. From 16 tokens per expert (session 22) the
+  // one warpgroup of 32 rows with 128-K tiles. From 16 tokens per expert (session 23) the
   // A16W4 default's kernels instead: stage one reading x in bf16, both keeping h in bf16.
   {
     auto a8 = shape;
