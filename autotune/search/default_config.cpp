@@ -123,10 +123,33 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // -> 947.4 / 945.3 us, M = 4096 5174 / 5225 -> 5119 / 5157; draft M = 4096 955.5 -> 902.8;
   // backbone M = 4096 2072 -> 1951, M = 16384 6885 -> 6450. (The k16 decode alone, two CTAs,
   // was level or slower: 998.8, 5259, 964.6, 2087, 6949.)
+  // Session 24 (results/sm_90/2026-12-05-s24, H100; p1-p3, two rounds in reverse order where
+  // named): the bounded 8-token stage two (from 0.1 tokens per expert) takes one warpgroup
+  // (block_n 64: twice the CTAs of 4 warps, each with its own ring) instead of two. At I = 640
+  // (p3, default -> one warpgroup, us): backbone M = 8 / 64 / 128 108.8 / 517.4 / 683.3 ->
+  // 107.4 / 515.1 / 677.6 (round 2: 108.3 / 519.3 / 683.4 -> 107.9 / 513.8 / 677.8), draft
+  // 60.4 / 224.0 / 273.3 -> 59.5 / 220.5 / 271.1 (60.4 / 221.9 / 273.4 -> 59.5 / 221.3 /
+  // 270.8): about 1 %, every pair. Where stage two reduces a long K (EP's I = 2304: a CTA's 18
+  // 128-K k-tiles in a row) it also splits K in 2 (grid z, atomic) from 0.2 tokens per expert:
+  // EP M = 4 / 8 / 32 / 64 (p3) 174.0 / 291.3 / 605.5 / 662.9 -> 162.1 / 279.6 / 595.2 / 658.6
+  // (174.3 / 290.7 / 607.5 / 662.9 -> 162.0 / 280.9 / 595.2 / 658.5), M = 16 (p2) 437.4 / 436.2
+  // -> 434.3 / 434.5. At M = 2 (0.125) the split lost (p2: 99.5 -> 101.3; one warpgroup
+  // unsplit 99.3), two warpgroups split gained less (167.2 at M = 4) and lost from M = 16;
+  // at I = 640 (5 k-tiles) every split of the stage two lost (backbone M = 2 40.7 -> 44.4 at
+  // ks2, 50.9 at ks5, p1): a split repeats each CTA's set-up and adds its atomics, so it pays
+  // only where the K loop is long. Below 0.1 (the unbounded 8-token stage two) one warpgroup
+  // won and lost by turns in p1's single round, so it stays as it was. (The 16-token stage two
+  // as one warpgroup gained about 1 % too, p4: backbone M = 512 896.1 / 893.2 -> 884.6 /
+  // 885.6, draft M = 512 339.2 / 339.2 -> 335.1 / 335.0, EP M = 128 739.9 / 740.5 -> 737.2 /
+  // 736.3; not taken yet: measured after the session's last [gpu] suite run, it waits for
+  // one.)
+  bool const long_stage2_k = shape.inter >= 16 * 128;
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
     if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
     if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3, s2.wgmma_k16 = true;
+    if (bm == 8 && per_expert >= 0.1) s2.warps = 4, s2.block_n = 64;
+    if (bm == 8 && per_expert >= 0.2 && long_stage2_k) s2.ksplit = 2;
     if (bm >= 16) s1.stages = s2.stages = 3;
     if (bm == 16) s2.wgmma_k16 = true;
     if (bm == 64) {

@@ -85,8 +85,11 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
                        Expect{4096, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
     auto const d = checked_default(shape, e);
     CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
-    CHECK(d.stage2.warps == 8);
-    CHECK(d.stage2.block_n == 128);
+    // Session 24: the bounded 8-token stage two (from 0.1 tokens per expert: M = 8 on) is one
+    // warpgroup of 64 rows; the others two of 128.
+    bool const one_warpgroup2 = e.block_m == 8 && static_cast<double>(e.M) * 6 / 384 >= 0.1;
+    CHECK(d.stage2.warps == (one_warpgroup2 ? 4 : 8));
+    CHECK(d.stage2.block_n == (one_warpgroup2 ? 64 : 128));
     CHECK(d.stage2.block_k == 128);
     if (e.swapped) {
       CHECK(d.stage1.repacked);
@@ -137,6 +140,16 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     auto ep = shape;
     ep.inter = 2304, ep.experts = 96;
     CHECK(checked_default(ep, Expect{1, false, false, false, true, 8}).stage1.ksplit == 1);  // 6 x 72 = 432 CTAs
+    // Session 24: EP's stage two reduces 18 128-K k-tiles per CTA; its bounded 8-token form
+    // (one warpgroup from 0.1 tokens per expert, M = 2: 0.125) splits over K in 2 from 0.2
+    // (M = 4: 0.25) on; the backbone's I = 640 (5 k-tiles) never splits its stage two (above).
+    for (std::int64_t M : {2, 4, 8, 32, 64}) {
+      auto const d = checked_default(ep, Expect{M, false, false, false, true, 8});
+      bool const split = M >= 4;
+      CHECK(d.stage2.name() == (split ? "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks2_dw0_atomic"
+                                      : "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks1_dw0_atomic"));
+      if (split) CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0");
+    }
     // The draft at M = 2 (6 experts x 20 = 120 CTAs) splits in 4, at M = 4 (240) in 2.
     CHECK(checked_default(draft, Expect{2, false, false, false, true, 8}).stage1.ksplit == 4);
     CHECK(checked_default(draft, Expect{4, false, false, false, true, 8}).stage1.ksplit == 2);
