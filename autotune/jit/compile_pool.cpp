@@ -96,8 +96,15 @@ CompileReport compile_all(std::span<const KernelSource> sources, const CompileOp
 }
 
 std::string format_compile_table(const CompileReport& report) {
-  // One row per unit; a unit with several kernels shows the largest figure of each column.
-  auto const figure = [](const CompileOutcome& o, int ResourceUsage::*field) -> std::string {
+  // One row per unit. regs and smem/LDS are the unit's first kernel, the variant's own tile:
+  // a stage-two unit also holds moe_reduce_y, whose 84 registers (sm_90) hid every stage-two
+  // tile's count when the row showed the largest figure. Spill and scratch are the largest of
+  // any kernel: a spill anywhere in the unit is worth seeing.
+  auto const own = [](const CompileOutcome& o, int ResourceUsage::*field) -> std::string {
+    int const v = o.result.kernels.empty() ? -1 : o.result.kernels.front().resources.*field;
+    return v < 0 ? "-" : std::to_string(v);
+  };
+  auto const largest = [](const CompileOutcome& o, int ResourceUsage::*field) -> std::string {
     int best = -1;
     for (auto const& kernel : o.result.kernels) best = std::max(best, kernel.resources.*field);
     return best < 0 ? "-" : std::to_string(best);
@@ -110,12 +117,12 @@ std::string format_compile_table(const CompileReport& report) {
                                 "ms", "cache");
   for (auto const& o : report.outcomes) {
     std::string const spill = o.status == CompileStatus::ok
-                                  ? figure(o, &ResourceUsage::spill_bytes) + "/" +
-                                        figure(o, &ResourceUsage::scratch_bytes)
+                                  ? largest(o, &ResourceUsage::spill_bytes) + "/" +
+                                        largest(o, &ResourceUsage::scratch_bytes)
                                   : "-";
     out += fmt::format("{:<{}}  {:<13}  {:>5}  {:>9}  {:>13}  {:>9.1f}  {}\n", o.unit_name,
-                       name_width, to_string(o.status), figure(o, &ResourceUsage::registers),
-                       figure(o, &ResourceUsage::shared_bytes), spill, o.elapsed_ms,
+                       name_width, to_string(o.status), own(o, &ResourceUsage::registers),
+                       own(o, &ResourceUsage::shared_bytes), spill, o.elapsed_ms,
                        o.cache_hit ? "hit" : "miss");
   }
   for (auto const& o : report.outcomes) {

@@ -64,7 +64,8 @@ struct CompileReport {
 [[nodiscard]] CompileReport compile_all(std::span<const KernelSource> sources,
                                         const CompileOptions& options);
 
-// A plain-text table: variant, outcome, regs, smem/LDS, spill/scratch, ms, cache; then the
+// A plain-text table: variant, outcome, regs and smem/LDS (of the unit's first kernel, the
+// variant's tile), spill/scratch (the largest of any of its kernels), ms, cache; then the
 // first log lines of each failure and a one-line summary.
 [[nodiscard]] std::string format_compile_table(const CompileReport& report);
 

@@ -73,3 +73,33 @@ TEST_CASE("use_cache=false never touches the cache", "[jit][pool]") {
   }
   CHECK(std::filesystem::is_empty(options.cache_dir));
 }
+
+TEST_CASE("the compile table shows the variant's own kernel, and a spill in any kernel", "[jit][pool]") {
+  // A stage-two unit: its tile (64 registers), then moe_reduce_y (84 registers, the larger),
+  // which spills. The row must show the tile's 64, not the helper's 84, and the helper's spill.
+  jit::CompileOutcome o;
+  o.unit_name = "stage_two_unit";
+  o.status = jit::CompileStatus::ok;
+  o.result.ok = true;
+  auto const kernel = [](const char* name, int registers, int shared, int spill, int scratch) {
+    jit::CompiledKernel k;
+    k.name_expression = name;
+    k.resources.registers = registers;
+    k.resources.shared_bytes = shared;
+    k.resources.spill_bytes = spill;
+    k.resources.scratch_bytes = scratch;
+    return k;
+  };
+  jit::CompiledKernel const tile = kernel("moetune::moe_stage2<Cfg>", 64, 512, 0, 0);
+  jit::CompiledKernel const helper = kernel("moetune::moe_reduce_y", 84, 4096, 8, 16);
+  o.result.kernels = {tile, helper};
+  jit::CompileReport report;
+  report.arch = "sm_90";
+  report.outcomes = {o};
+  std::string const table = jit::format_compile_table(report);
+  INFO(table);
+  std::string const row = table.substr(table.find("stage_two_unit"));
+  std::string const line = row.substr(0, row.find('\n'));
+  CHECK_THAT(line, Catch::Contains(" 64 ") && Catch::Contains(" 512 ") && Catch::Contains(" 8/16 "));
+  CHECK_THAT(line, !Catch::Contains("84") && !Catch::Contains("4096"));
+}
