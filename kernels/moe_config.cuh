@@ -47,11 +47,14 @@ struct MoeConfig {
   // operand, the tokens its N side read from swizzled LDS rows (moe_wgmma_gemm.cuh, sm_90a);
   // 5 = the same with the A16W4 weights decoded one k16 step at a time (wg_k16: 8 A registers
   // live instead of 32, so ptxas keeps the wgmmas asynchronous where 4 serialises them).
+  // 6 = the same decoded two k16 steps at a time (wg_k32: 16 A registers in two buffers of 8,
+  // one fence, commit and wait per 32 K instead of per 16 K).
   static constexpr bool swap_ab = Mainloop_ == 1;
   static constexpr bool staged = Mainloop_ == 2 || Mainloop_ == 3;
   static constexpr bool staged_fd = Mainloop_ == 3;
-  static constexpr bool wgmma = Mainloop_ == 4 || Mainloop_ == 5;
+  static constexpr bool wgmma = Mainloop_ == 4 || Mainloop_ == 5 || Mainloop_ == 6;
   static constexpr bool wg_k16 = Mainloop_ == 5;
+  static constexpr bool wg_k32 = Mainloop_ == 6;
   // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
   // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh), 2 = the
   // wgmma tile layout, also prepared at load time (autotune/moe/mxfp4_wgmma_tiles.hpp).
@@ -179,10 +182,11 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(Mainloop_ >= 0 && Mainloop_ <= 5,
-                "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma) or 5 "
-                "(wgmma, k16 decode)");
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 6,
+                "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma), 5 "
+                "(wgmma, k16 decode) or 6 (wgmma, k32 decode)");
   static_assert(!wg_k16 || !a_fp8, "the k16 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step)");
+  static_assert(!wg_k32 || !a_fp8, "the k32 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step its own way)");
   static_assert(!h_bf16 || h_mx, "h kept in bf16: an a8w4 stage one's output (its stage two is compiled as a16w4's)");
   static_assert(!x_bf16 || (stage == 1 && dtype == dtype_a16w4),
                 "x upcast to bf16: an a8w4 stage one compiled with the a16w4 main loop");

@@ -303,19 +303,27 @@ MOETUNE_DEV void wgmma_a16w4_tile(u32 w_at, u32 s_at, u64 desc0, int steps, u32 
   }
 }
 
-// The same k-tile decoded one k16 step at a time (Cfg::wg_k16) into two 4-register A buffers
-// (a[0] and a[1]), each k16 step's wgmmas a commit group of their own, waited for (wait_group
-// 1) before their buffer is rewritten: 8 A registers live instead of 32. Why: ptxas needs
-// registers for the A operands of every wgmma in flight, and where the launch bound leaves too
-// few for the 64-K form it serialises every wgmma of the kernel (C7511 / C7512: each HGMMA
-// waited for before the next, no decode under the MMAs) -- the default stage two at 8 and 16
-// tokens (53-55 registers) and the 8-token two-warpgroup stage one (48). In this form all
-// of them stay asynchronous at 48-62 registers. Where the 64-K form is not serialised it
-// stays ahead: one fence and one wait per 64-K step instead of four (results/sm_90/
-// 2026-12-04-h200-s18/p3).
-template <class Cfg, int Chunks, bool Exact, bool Full>
-MOETUNE_DEV void wgmma_a16w4_tile_k16(u32 w_at, u32 s_at, u64 desc0, int steps, u32 (&a)[4][4],
-                                      float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+// The same k-tile decoded `Group` k16 steps at a time: per group the group's wgmma words into
+// one of two A buffers of 4 x Group registers (buffer b: a[Group * b] .. a[Group * b + Group -
+// 1]), one fence, the group's wgmmas, one commit, then wait_group 1 before the other buffer is
+// rewritten.
+// Group 1, the k16 decode (Cfg::wg_k16; session 18): 8 A registers live instead of the 64-K
+// form's 32. Why: ptxas needs registers for the A operands of every wgmma in flight, and where
+// the launch bound leaves too few for the 64-K form it serialises every wgmma of the kernel
+// (C7511 / C7512: each HGMMA waited for before the next, no decode under the MMAs) -- the
+// default stage two at 8 and 16 tokens (53-55 registers) and the 8-token two-warpgroup stage
+// one (48). In this form all of them stay asynchronous at 48-62 registers. Where the 64-K form
+// is not serialised it stays ahead: one fence and one wait per 64-K step instead of four
+// (results/sm_90/2026-12-04-h200-s18/p3).
+// Group 2, the k32 decode (Cfg::wg_k32; session 25, not measured yet): two fences, commits and
+// waits per 64-K step and eight bf16x2 chains between waits, at 8 A registers more than k16.
+// Compiled (no GPU), the kernels of the 8- and 16-token k16 defaults take it at 58-64
+// registers (k16: 48-53) with their wgmmas asynchronous; the 64-token pair under its launch
+// bound of 3 does not (ptxas serialises it, C7512; its register estimate prunes it).
+template <class Cfg, int Chunks, bool Exact, bool Full, int Group>
+MOETUNE_DEV void wgmma_a16w4_tile_grouped(u32 w_at, u32 s_at, u64 desc0, int steps, u32 (&a)[4][4],
+                                          float (&acc)[Cfg::wg_chunks][Cfg::wg_chunk / 2]) {
+  static_assert(Group == 1 || Group == 2, "one or two k16 steps per commit group");
 #pragma unroll
   for (int kb = 0; kb < Cfg::wg_sub; ++kb) {
     if (Full || kb < steps) {
@@ -324,17 +332,24 @@ MOETUNE_DEV void wgmma_a16w4_tile_k16(u32 w_at, u32 s_at, u64 desc0, int steps, 
       wgmma_a16w4_factors<Exact>(load_shared_u32(s_at + kb * 32), f);
       u32 const words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-      for (int k16 = 0; k16 < 4; ++k16) {
-        u32(&ab)[4] = a[k16 & 1];
-        wgmma_a16w4_word<Exact>(words[k16], k16, f, ab);
+      for (int grp = 0; grp < 4 / Group; ++grp) {
+        int const buffer = Group * (grp & 1), other = Group * ((grp + 1) & 1);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) wgmma_fence_operand(ab[j]);
+        for (int i = 0; i < Group; ++i) wgmma_a16w4_word<Exact>(words[Group * grp + i], Group * grp + i, f, a[buffer + i]);
+#pragma unroll
+        for (int i = 0; i < Group; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) wgmma_fence_operand(a[buffer + i][j]);
         wgmma_fence();
-        wgmma_a16w4_mma<Cfg, Chunks>(ab, desc0, kb, k16, acc);
+#pragma unroll
+        for (int i = 0; i < Group; ++i) wgmma_a16w4_mma<Cfg, Chunks>(a[buffer + i], desc0, kb, Group * grp + i, acc);
         wgmma_commit();
         wgmma_wait<1>();
+        // The other buffer's group is complete: its registers are free from here.
 #pragma unroll
-        for (int j = 0; j < 4; ++j) wgmma_fence_operand(a[(k16 + 1) & 1][j]);
+        for (int i = 0; i < Group; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) wgmma_fence_operand(a[other + i][j]);
       }
     }
   }
@@ -445,8 +460,9 @@ MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   u32 const b_off = static_cast<u32>(s * Cfg::wg_b_stride), w_off = static_cast<u32>(s * Cfg::wg_ws_stride);
   wgmma_k_tile_start<Cfg>(g, r, src, lane, kt, tiles);
   int const steps = Full ? Cfg::wg_sub : (g.k_end - (g.k_begin + kt * Cfg::block_k)) / 64;  // K % 64 == 0: the rules
-  if constexpr (Cfg::wg_k16)
-    wgmma_a16w4_tile_k16<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, desc_ring + (b_off >> 4), steps, a[0], acc);
+  if constexpr (Cfg::wg_k16 || Cfg::wg_k32)
+    wgmma_a16w4_tile_grouped<Cfg, Chunks, Exact, Full, Cfg::wg_k32 ? 2 : 1>(w_read + w_off, s_read + w_off,
+                                                                          desc_ring + (b_off >> 4), steps, a[0], acc);
   else
     wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, desc_ring + (b_off >> 4), steps, a, acc);
 }
@@ -466,7 +482,7 @@ MOETUNE_DEV void wgmma_a16w4_k_loop(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   using R = WgmmaRing<Cfg>;
   int const tiles = (g.k_end - g.k_begin + Cfg::block_k - 1) / Cfg::block_k;
   int const full_tiles = (g.k_end - g.k_begin) / Cfg::block_k;
-  u32 a[2][4][4];  // A registers of two 64-K steps (the k16 form: a[0][0] and a[0][1])
+  u32 a[2][4][4];  // A registers of two 64-K steps (the k16 form: a[0][0] and a[0][1]; k32: a[0])
   // This lane's reads in stage 0 (stage s adds s * wg_ws_stride), computed once.
   u32 const w_read = r.w_shared(0) + static_cast<u32>(warp * (Cfg::wg_sub * 512) + lane * 16);
   u32 const s_read = r.w_shared(0) + static_cast<u32>(R::s_at + warp * (Cfg::wg_sub * 32) + (lane >> 2) * 4);

@@ -42,6 +42,7 @@ CompileOutcome compile_unit(const Compiler& compiler, const CodeCache* cache,
   auto const start = clock_type::now();
   CompileOutcome outcome;
   outcome.unit_name = source.unit_name;
+  outcome.primary_kernel = source.primary_kernel;
   try {
     outcome.key = cache_key(compiler, source);
     if (cache != nullptr) {
@@ -96,12 +97,14 @@ CompileReport compile_all(std::span<const KernelSource> sources, const CompileOp
 }
 
 std::string format_compile_table(const CompileReport& report) {
-  // One row per unit. regs and smem/LDS are the unit's first kernel, the variant's own tile:
+  // One row per unit. regs and smem/LDS are the unit's primary kernel, the variant's own tile:
   // a stage-two unit also holds moe_reduce_y, whose 84 registers (sm_90) hid every stage-two
-  // tile's count when the row showed the largest figure. Spill and scratch are the largest of
-  // any kernel: a spill anywhere in the unit is worth seeing.
+  // tile's count when the row showed the largest figure (and a stage one's sort comes before
+  // its tile). Spill and scratch are the largest of any kernel: a spill anywhere in the unit is
+  // worth seeing.
   auto const own = [](const CompileOutcome& o, int ResourceUsage::*field) -> std::string {
-    int const v = o.result.kernels.empty() ? -1 : o.result.kernels.front().resources.*field;
+    auto const& k = o.result.kernels;
+    int const v = o.primary_kernel < k.size() ? k[o.primary_kernel].resources.*field : -1;
     return v < 0 ? "-" : std::to_string(v);
   };
   auto const largest = [](const CompileOutcome& o, int ResourceUsage::*field) -> std::string {

@@ -38,6 +38,7 @@ struct CompileOutcome {
   std::string key;          // cache key (also identifies the build in provenance)
   CompileResult result;     // image, lowered names and resources when ok; the log always
   std::string log_head;     // first lines of the log, for tables (empty when clean)
+  std::size_t primary_kernel = 0;  // KernelSource::primary_kernel
   // What the unit executes (machine_code_digest.hpp): equal for units that differ by name
   // only. Empty when it did not compile.
   std::string code_digest;
@@ -64,7 +65,7 @@ struct CompileReport {
 [[nodiscard]] CompileReport compile_all(std::span<const KernelSource> sources,
                                         const CompileOptions& options);
 
-// A plain-text table: variant, outcome, regs and smem/LDS (of the unit's first kernel, the
+// A plain-text table: variant, outcome, regs and smem/LDS (of the unit's primary kernel, the
 // variant's tile), spill/scratch (the largest of any of its kernels), ms, cache; then the
 // first log lines of each failure and a one-line summary.
 [[nodiscard]] std::string format_compile_table(const CompileReport& report);

@@ -89,6 +89,7 @@ std::string KernelConfig::name() const {
   if (fragment_decode) s += "_fd";
   if (wgmma) s += "_wg";
   if (wgmma_k16) s += "_k16";
+  if (wgmma_k32) s += "_k32";
   if (repacked) s += "_rp";
   if (h_bf16) s += "_hb";
   if (x_bf16) s += "_xb";
@@ -106,15 +107,16 @@ KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
   // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
-  // decode, wgmma, k16, then repacked weights, then bf16 h, then bf16 x) sit after the stages
+  // decode, wgmma, k16 or k32, then repacked weights, then bf16 h, then bf16 x) sit after the stages
   // token; take them out so the positions below are those of every other name.
   while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
-                           t[10] == "rp" || t[10] == "hb" || t[10] == "xb")) {
+                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb")) {
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
                  : t[10] == "wg"  ? c.wgmma
                  : t[10] == "k16" ? c.wgmma_k16
+                 : t[10] == "k32" ? c.wgmma_k32
                  : t[10] == "rp"  ? c.repacked
                  : t[10] == "hb"  ? c.h_bf16
                                   : c.x_bf16;
@@ -122,9 +124,13 @@ KernelConfig parse_kernel_name(std::string_view name) {
     if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb', 'xb'");
     if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
       bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb' (only 'xb' follows it)");
-    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked) bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg' or 'k16' before 'rp'");
+    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked)
+      bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16' or 'k32' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");
+    if (t[10] == "k32" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k32' (the k32 decode is a wgmma main loop's)");
+    if ((t[10] == "k16" && c.wgmma_k32) || (t[10] == "k32" && c.wgmma_k16))
+      bad(name, 10, t[10], "one of 'k16' and 'k32' (two decode steps)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");
     if ((t[10] == "sab" || t[10] == "stg" || t[10] == "fd") && c.wgmma) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'wg'");
     flag = true;

@@ -83,10 +83,15 @@ struct KernelConfig {
   bool wgmma = false;
   // The A16W4 wgmma loop's decode one k16 step at a time into two 4-register A buffers
   // instead of whole 64-K steps into two 16-register ones (kernels/moe_wgmma_gemm.cuh,
-  // wgmma_a16w4_tile_k16): where the launch bound leaves ptxas too few registers for the 64-K
+  // wgmma_a16w4_tile_grouped): where the launch bound leaves ptxas too few registers for the 64-K
   // form it serialises every wgmma; this form keeps them asynchronous at one fence and one
   // wait per k16 step instead of per 64-K step. Name token `_k16` after `_wg`.
   bool wgmma_k16 = false;
+  // The same decoded two k16 steps at a time into two 8-register A buffers
+  // (wgmma_a16w4_tile_grouped): one fence, commit and wait per 32 K, eight bf16x2 chains between
+  // waits, at 8 A registers more than the k16 form. Name token `_k32` after `_wg`; not with
+  // `_k16`.
+  bool wgmma_k32 = false;
   // A8W4 only, a property of the pair (both stages carry it or neither): the intermediate h is
   // stored as bf16 holding its MXFP8-quantised values (e4m3 code x 2^scale, exact in bf16)
   // instead of e4m3 codes plus E8M0 scales. Stage one quantises by the contract's rule as

@@ -115,10 +115,10 @@ KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
   // sums of the same size.
   t.accumulators = c.block_m / 2;
   // Per lane: accumulators (and scratch sums); two 64-K steps of A registers (16 words each,
-  // a8w4: two k32 steps of 4, the k16 decode two k16 steps of 4); 4 per token piece it copies (its source offset and stage place,
+  // a8w4: two k32 steps of 4, the k16 decode two k16 steps of 4, the k32 decode two of 8); 4 per token piece it copies (its source offset and stage place,
   // 32 bits each, and their address temporaries); ~24 for loop state. A lower bound: ptxas's
   // report decides (compile step).
-  int const a_regs = a_fp8 || c.wgmma_k16 ? 8 : 32;
+  int const a_regs = a_fp8 || c.wgmma_k16 ? 8 : c.wgmma_k32 ? 16 : 32;
   t.estimated_registers = t.accumulators * (a_fp8 ? 3 : 1) + a_regs + 4 * t.a_vecs_per_thread + 24;
   return t;
 }

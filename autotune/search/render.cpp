@@ -49,7 +49,7 @@ constexpr std::int64_t max_upcast_ctas = 4 * 132;
 std::string config_type(const KernelConfig& config, Arch arch) {
   // Order: Stage, Dtype, BM, BN, BK, Warps, KPack, Path, Waves, Stages, KSplit, GateSeparated,
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
-  // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode),
+  // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode, 6 with the k32 one),
   // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles), HBf16 (an A8W4 stage one that
   // writes h as bf16), XBf16 (an A8W4 stage one reading x in bf16, compiled with dtype A16W4).
   // Every parameter is spelled out: hipRTC (HIP 5.2) does not match a name expression that
@@ -65,7 +65,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      a8w4_epilogue ? fnuz_argument(c) : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
-                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : 4) : 0,
+                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : c.wgmma_k32 ? 6 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
                                                                : static_cast<int>(layout),
                      s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0);
@@ -84,6 +84,7 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
       src += fmt::format("MOETUNE_INSTANTIATE_SORT_UPCAST_X({});\n", fnuz_argument(cfg));
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE1{}({});\n", stage1_ksplit(cfg) ? "_KSPLIT" : "", type);
     out.kernel_names = {sort_kernel(cfg), stage_kernel(cfg, arch)};
+    out.primary_kernel = 1;
   } else {
     src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE2({});\n", type);

@@ -163,6 +163,11 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (c.wgmma_k16 && !c.wgmma) add("wgmma_k16 1 without wgmma: the k16 decode is the wgmma main loop's");
   if (c.wgmma_k16 && c.dtype != DtypePath::a16w4)
     add(fmt::format("wgmma_k16 1 with {}: the k16 decode is A16W4's (A8W4 decodes per k32 step)", moe::to_string(c.dtype)));
+  if (c.wgmma_k32 && !c.wgmma) add("wgmma_k32 1 without wgmma: the k32 decode is the wgmma main loop's");
+  if (c.wgmma_k32 && c.dtype != DtypePath::a16w4)
+    add(fmt::format("wgmma_k32 1 with {}: the k32 decode is A16W4's (A8W4 decodes per k32 step its own way)",
+                    moe::to_string(c.dtype)));
+  if (c.wgmma_k16 && c.wgmma_k32) add("wgmma_k16 1 with wgmma_k32 1: one decode step, k16 or k32");
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else if (!c.wgmma) {

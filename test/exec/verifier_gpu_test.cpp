@@ -221,6 +221,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.fragment_decode = false;
         c.wgmma = false;
         c.wgmma_k16 = false;
+        c.wgmma_k32 = false;
         c.repacked = false;
         c.wgmma = true;
         c.nonkdim = 16;
@@ -277,9 +278,13 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       // Both stages with the k16 decode (A16W4; A8W4 must refuse it).
       auto k1 = s1, k2 = s2;
       k1.wgmma_k16 = k2.wgmma_k16 = true;
-      CAPTURE(k1.name(), k2.name());
+      // And with the k32 decode (session 25: compiled, first run by this test).
+      auto d1 = s1, d2 = s2;
+      d1.wgmma_k32 = d2.wgmma_k32 = true;
+      CAPTURE(k1.name(), k2.name(), d1.name(), d2.name());
       if (a8w4) {
         CHECK(search::check_config(k1, arch, base_shape));
+        CHECK(search::check_config(d1, arch, base_shape));
         // An A8W4 pair keeping h in bf16 (`_hb`): stage one quantises h as before and writes
         // its values as bf16, stage two is the A16W4 kernel (its 64-K and its k16 decode),
         // reading w2 in A16W4's tile words. The verifier also checks that every block of h is
@@ -324,6 +329,11 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       REQUIRE_FALSE(search::check_config(k1, arch, base_shape));
       REQUIRE_FALSE(search::check_config(k2, arch, base_shape));
       require_passes(verifier.verify(k1, k2, options));
+      REQUIRE_FALSE(search::check_config(d1, arch, base_shape));
+      REQUIRE_FALSE(search::check_config(d2, arch, base_shape));
+      require_passes(verifier.verify(d1, d2, options));
+      // A k32 stage two behind a k16 stage one (a tuned pair may mix the two decodes).
+      require_passes(verifier.verify(k1, d2, options));
     }
   }
   SECTION("FMA fallback on both stages") {

@@ -96,10 +96,24 @@ TEST_CASE("the compile table shows the variant's own kernel, and a spill in any 
   jit::CompileReport report;
   report.arch = "sm_90";
   report.outcomes = {o};
-  std::string const table = jit::format_compile_table(report);
-  INFO(table);
-  std::string const row = table.substr(table.find("stage_two_unit"));
-  std::string const line = row.substr(0, row.find('\n'));
+  // The table's line for one unit.
+  auto const line_of = [&](const char* unit) {
+    std::string const table = jit::format_compile_table(report);
+    std::string const from = table.substr(table.find(unit));
+    return from.substr(0, from.find('\n'));
+  };
+  std::string const line = line_of("stage_two_unit");
+  INFO(line);
   CHECK_THAT(line, Catch::Contains(" 64 ") && Catch::Contains(" 512 ") && Catch::Contains(" 8/16 "));
   CHECK_THAT(line, !Catch::Contains("84") && !Catch::Contains("4096"));
+  // A stage-one unit: its sort first, the tile it is named for second (primary_kernel 1).
+  jit::CompileOutcome one = o;
+  one.unit_name = "stage_one_unit";
+  one.result.kernels = {kernel("moetune::moe_sort", 39, 2048, 0, 0), kernel("moetune::moe_stage1<Cfg>", 80, 256, 0, 0)};
+  one.primary_kernel = 1;
+  report.outcomes = {one};
+  std::string const line1 = line_of("stage_one_unit");
+  INFO(line1);
+  CHECK_THAT(line1, Catch::Contains(" 80 ") && Catch::Contains(" 256 ") && Catch::Contains(" 0/0 "));
+  CHECK_THAT(line1, !Catch::Contains("39") && !Catch::Contains("2048"));
 }

@@ -34,6 +34,7 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv2_st5_wg_ks2_dw0_atomic",
                         "moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0",
                         "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_ks2_gi_dw1",
+                        "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks2_dw0_atomic",
                         "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0",
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic",
                         "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic",
@@ -99,6 +100,13 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(k16.name() == "moetune_s2_a16w4_bf16_t16x128x128_w8_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic");
   CHECK(weight_layout(k16) == WeightLayout::wgmma_tiles);
   CHECK_FALSE(k16.h_bf16);  // names from before the knob keep h in the dtype's own format
+  CHECK_FALSE(k16.wgmma_k32);
+  auto const k32 = parse_kernel_name("moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k32_gi_dw0");
+  CHECK(k32.wgmma);
+  CHECK(k32.wgmma_k32);
+  CHECK_FALSE(k32.wgmma_k16);
+  CHECK(k32.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k32_gi_dw0");
+  CHECK(weight_layout(k32) == WeightLayout::wgmma_tiles);
 }
 
 TEST_CASE("an A8W4 pair keeping h in bf16: its stage two is compiled as the A16W4 stage two", "[search]") {
@@ -176,6 +184,14 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'k16'") && Contains("'wg' before 'k16'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k16_k16_gi_dw0"),
                     Contains("token 11 'k16'") && Contains("the token once"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_k32_wg_gi_dw0"),
+                    Contains("token 11 'k32'") && Contains("'wg' before 'k32'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k16_k32_gi_dw0"),
+                    Contains("token 11 'k32'") && Contains("one of 'k16' and 'k32'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k32_k16_gi_dw0"),
+                    Contains("token 11 'k16'") && Contains("one of 'k16' and 'k32'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_rp_k32_gi_dw0"),
+                    Contains("token 11 'k32'") && Contains("before 'rp'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_hb_wg_gi_dw0"),
                     Contains("token 11 'wg'") && Contains("'hb' last"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_hb_rp_ks1_dw0_atomic"),

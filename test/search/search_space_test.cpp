@@ -63,11 +63,12 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
 }
 
 // The bound keeps the CI compile step short; sm_90 covers five main loops (tokens on M,
-// swapped, staged, staged with fragment decode, wgmma), so 18. The fragment-decode entries list both
+// swapped, staged, staged with fragment decode, wgmma) and the wgmma loop's three decodes (64-K,
+// k16, k32), so 20. The fragment-decode entries list both
 // weight layouts: A16W4 decodes the repacked one and A8W4 the natural one, so each dtype prunes
-// the other's by that rule and by no other; A8W4 prunes the k16-decode wgmma entries by theirs,
+// the other's by that rule and by no other; A8W4 prunes the k16- and k32-decode wgmma entries by theirs,
 // the other dtypes the entries keeping h or reading x in bf16 by theirs.
-TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]") {
+TEST_CASE("ci.json keeps 4 to 20 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
   for (auto const& a : space.arches) {
@@ -79,8 +80,9 @@ TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]")
         std::string const layout_rule = d == moe::DtypePath::a8w4 ? "a8w4 fragment decode turns natural"
                                                                    : "a16w4 fragment decode reads whole words";
         bool const fd_other_layout = c.config.fragment_decode && c.pruned_reason.value_or("").find(layout_rule) == 0;
-        bool const k16_a8w4 = c.config.wgmma_k16 && d == moe::DtypePath::a8w4 &&
-                              c.pruned_reason.value_or("").find("wgmma_k16 1 with a8w4") == 0;
+        bool const k16_a8w4 = (c.config.wgmma_k16 || c.config.wgmma_k32) && d == moe::DtypePath::a8w4 &&
+                              (c.pruned_reason.value_or("").find("wgmma_k16 1 with a8w4") == 0 ||
+                               c.pruned_reason.value_or("").find("wgmma_k32 1 with a8w4") == 0);
         bool const hb_not_a8w4 = c.config.h_bf16 && d != moe::DtypePath::a8w4 &&
                                  c.pruned_reason.value_or("").find("h_bf16 1 with") == 0;
         bool const xb_not_a8w4 = c.config.x_bf16 && d != moe::DtypePath::a8w4 &&
@@ -89,9 +91,9 @@ TEST_CASE("ci.json keeps 4 to 18 valid variants per stage per arch", "[search]")
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
-      CHECK(valid[1] <= 18);
+      CHECK(valid[1] <= 20);
       CHECK(valid[2] >= 4);
-      CHECK(valid[2] <= 18);
+      CHECK(valid[2] <= 20);
     }
   }
   CHECK(arches.size() == 4);
@@ -113,6 +115,8 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.swap_ab[1]") && Contains("0 or 1"));
   p = write("space_bad_staged", R"({"arch":"sm_90","stage1":{},"stage2":{"staged":[1,3]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.staged[1]") && Contains("0 or 1"));
+  p = write("space_bad_k32", R"({"arch":"sm_90","stage1":{"wgmma_k32":[0,2]},"stage2":{}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.wgmma_k32[1]") && Contains("0 or 1"));
   p = write("space_bad_hb", R"({"arch":"sm_90","stage1":{},"stage2":{"h_bf16":[2]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.h_bf16[0]") && Contains("0 or 1"));
   // x_bf16 is stage one's knob (only stage one reads x).
@@ -267,6 +271,17 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 without wgmma"));
   k = wg, k.wgmma_k16 = true, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with a8w4: the k16 decode is A16W4's"));
+  // The k32 decode: a16w4 wgmma only, and not with the k16 one; its A registers count 16.
+  k = wg, k.wgmma_k32 = true;
+  CHECK(!check_config(k, Arch::sm_90, backbone()));
+  CHECK(kernel_traits(k, Arch::sm_90).estimated_registers ==
+        kernel_traits(wg, Arch::sm_90).estimated_registers - 16);
+  k.wgmma = false;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k32 1 without wgmma"));
+  k = wg, k.wgmma_k32 = true, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k32 1 with a8w4: the k32 decode is A16W4's"));
+  k = wg, k.wgmma_k32 = true, k.wgmma_k16 = true;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with wgmma_k32 1"));
   // The ring keeps token rows (1024-aligned) and weight parts (128-aligned) apart, so the
   // 64-token tiles with 128-K k-tiles and a ring of 3 take 3 x (16384 + 8704) + 1024 B plus
   // their 64 row slots: three CTAs per SM fit with the 1 KB each reserves (session 20's
@@ -404,6 +419,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
   CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
+  CHECK(s1.primary_kernel == 1);  // the tile the unit is named for, after the sort
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
   CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>>");
   {
@@ -419,6 +435,9 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[0] ==
           "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0>>");
+    // The wgmma main loop: 4, with the k16 decode 5, with the k32 decode 6.
+    auto const k32 = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks1_dw0_atomic");
+    CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0>>"));
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
@@ -557,4 +576,19 @@ TEST_CASE("parse_search_space reports a JSON number too large for any type as an
   REQUIRE(space.arches.size() == 1);
   CHECK(space.source == "t.json");
   CHECK(space.arches[0].stage2[0].ksplit == std::vector<int>{1, 2});
+  // The k32 decode knob enumerates like the k16 one: both values, and the pair with k16 pruned.
+  auto const k32 = parse_search_space(
+      R"({"arch": "sm_90", "stage1": {"block_m": [8], "block_n": [64], "block_k": [256], "warps": [8],
+          "stages": [3], "wgmma": [1], "wgmma_k16": [0, 1], "wgmma_k32": [0, 1]}, "stage2": {"block_m": [16]}})",
+      "k32.json");
+  int k32_valid = 0, both_pruned = 0;
+  for (auto const& c : enumerate(k32, Arch::sm_90, backbone())) {
+    if (c.config.stage != 1) continue;
+    if (c.config.wgmma_k16 && c.config.wgmma_k32)
+      both_pruned += c.pruned_reason.value_or("").find("wgmma_k16 1 with wgmma_k32 1") != std::string::npos;
+    else if (c.config.wgmma_k32 && !c.pruned_reason)
+      ++k32_valid;
+  }
+  CHECK(k32_valid == 1);
+  CHECK(both_pruned == 1);
 }
