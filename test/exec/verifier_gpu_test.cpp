@@ -497,6 +497,13 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
     s1.wgmma_k16 = s2.wgmma_k16 = true;
     CAPTURE(s1.name(), s2.name());
     require_passes(verifier.verify(s1, s2, options));
+    // And the k32 decode's (session 25).
+    s1.wgmma_k16 = s2.wgmma_k16 = false;
+    s1.wgmma_k32 = s2.wgmma_k32 = true;
+    CAPTURE(s1.name(), s2.name());
+    REQUIRE_FALSE(search::check_config(s1, arch, shape));
+    REQUIRE_FALSE(search::check_config(s2, arch, shape));
+    require_passes(verifier.verify(s1, s2, options));
   }
 }
 
