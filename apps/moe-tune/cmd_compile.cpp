@@ -3,6 +3,7 @@
 // pruned them; the exit status is 1 if any valid candidate fails to compile.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/jit/compile_pool.hpp"
 #include "autotune/jit/ptxas_log.hpp"
+#include "autotune/search/occupancy.hpp"
 #include "autotune/search/render.hpp"
 #include "autotune/search/search_space.hpp"
 
@@ -62,8 +64,28 @@ std::vector<std::string> serialized_wgmma_units(const jit::CompileReport& report
   return names;
 }
 
+// Per compiled unit (report order): CTAs per SM of its tile on sm_90, from the registers ptxas
+// gave its primary kernel and the LDS its configuration lays out (search/occupancy.hpp).
+std::vector<std::optional<search::Occupancy>> occupancies(const jit::CompileReport& report,
+                                                          const std::vector<search::KernelConfig>& configs,
+                                                          search::Arch arch) {
+  std::vector<std::optional<search::Occupancy>> out;
+  for (std::size_t i = 0; i < report.outcomes.size(); ++i) {
+    auto const& o = report.outcomes[i];
+    auto const& k = o.result.kernels;
+    if (o.status != jit::CompileStatus::ok || o.primary_kernel >= k.size() || i >= configs.size()) {
+      out.emplace_back();
+      continue;
+    }
+    auto const& r = k[o.primary_kernel].resources;
+    out.push_back(search::sm90_occupancy(configs[i], arch, r.registers, r.shared_bytes));
+  }
+  return out;
+}
+
 nlohmann::json to_json(const jit::CompileReport& report,
-                       const std::vector<search::Candidate>& pruned) {
+                       const std::vector<search::Candidate>& pruned,
+                       const std::vector<std::optional<search::Occupancy>>& occupancy) {
   nlohmann::json out;
   out["arch"] = report.arch;
   out["compiler"] = report.compiler;
@@ -87,6 +109,10 @@ nlohmann::json to_json(const jit::CompileReport& report,
         entry["kernels"].back()["wgmma_serialized"] = it->second;
     }
     if (o.status != jit::CompileStatus::ok) entry["log_head"] = o.log_head;
+    if (auto const& occ = occupancy[&o - report.outcomes.data()]) {
+      entry["ctas_per_sm"] = occ->ctas_per_sm;
+      entry["ctas_per_sm_limited_by"] = occ->limited_by;
+    }
     out["variants"].push_back(entry);
   }
   for (auto const& c : pruned) {
@@ -100,12 +126,14 @@ void run_compile(const CompileCommandOptions& opt, int& exit_code) {
   auto const space = search::load_search_space(opt.space);
   std::vector<search::Candidate> pruned;
   std::vector<jit::KernelSource> sources;
+  std::vector<search::KernelConfig> configs;  // one per source
   for (auto const& shape : opt.shape.shapes_for(arch)) {
     for (auto& candidate : search::enumerate(space, arch, shape)) {
       if (candidate.pruned_reason) {
         pruned.push_back(std::move(candidate));
       } else {
         sources.push_back(search::render(candidate.config, arch));
+        configs.push_back(candidate.config);
       }
     }
   }
@@ -119,7 +147,14 @@ void run_compile(const CompileCommandOptions& opt, int& exit_code) {
   options.use_cache = !opt.no_cache;
   auto const report = jit::compile_all(sources, options);
 
-  std::fputs(jit::format_compile_table(report).c_str(), stdout);
+  auto const occupancy = occupancies(report, configs, arch);
+  std::vector<jit::TableColumn> extra;
+  if (arch == search::Arch::sm_90) {
+    jit::TableColumn column{"CTAs/SM", {}};
+    for (auto const& occ : occupancy) column.values.push_back(search::to_string(occ));
+    extra.push_back(std::move(column));
+  }
+  std::fputs(jit::format_compile_table(report, extra).c_str(), stdout);
   if (!pruned.empty()) {
     fmt::print("\npruned (invalid for {}, not compiled):\n", opt.arch);
     for (auto const& c : pruned) fmt::print("  {}: {}\n", c.config.name(), *c.pruned_reason);
@@ -136,7 +171,7 @@ void run_compile(const CompileCommandOptions& opt, int& exit_code) {
   // A warning, not a failure: such a kernel is correct, only slower than it could be.
   for (auto const& s : serialized_wgmma_units(report)) fmt::print("wgmma serialised by ptxas: {}\n", s);
   if (!opt.json_path.empty()) {
-    write_file_atomically(opt.json_path, to_json(report, pruned).dump(2) + "\n");
+    write_file_atomically(opt.json_path, to_json(report, pruned, occupancy).dump(2) + "\n");
   }
   exit_code = failed == 0 && (spills.empty() || !opt.no_spills) ? 0 : 1;
 }
@@ -148,7 +183,8 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "compile",
       "Compile every valid candidate of a search space for one architecture (no GPU needed); "
-      "prints registers, static shared/LDS and spill bytes per variant and names the kernels whose wgmmas "
+      "prints registers, static shared/LDS and spill bytes per variant (its tile kernel), on sm_90 its CTAs per SM and "
+      "what limits them, and names the kernels whose wgmmas "
       "ptxas serialised. Exit 1 if any fails (or, "
       "with --no-spills, spills)");
   cmd->add_option("--arch", opt->arch, "Target: sm_90, sm_90a, gfx90a, gfx942, gfx950")

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "autotune/core/error.hpp"
 #include "autotune/core/thread_pool.hpp"
@@ -96,7 +97,7 @@ CompileReport compile_all(std::span<const KernelSource> sources, const CompileOp
   return report;
 }
 
-std::string format_compile_table(const CompileReport& report) {
+std::string format_compile_table(const CompileReport& report, const std::vector<TableColumn>& extra) {
   // One row per unit. regs and smem/LDS are the unit's primary kernel, the variant's own tile:
   // a stage-two unit also holds moe_reduce_y, whose 84 registers (sm_90) hid every stage-two
   // tile's count when the row showed the largest figure (and a stage one's sort comes before
@@ -115,17 +116,34 @@ std::string format_compile_table(const CompileReport& report) {
   std::size_t name_width = 7;
   for (auto const& o : report.outcomes) name_width = std::max(name_width, o.unit_name.size());
 
-  std::string out = fmt::format("{:<{}}  {:<13}  {:>5}  {:>9}  {:>13}  {:>9}  {}\n", "variant",
+  // Extra columns sit between spill/scratch and ms, each as wide as its widest entry.
+  std::vector<std::size_t> widths;
+  for (auto const& column : extra) {
+    std::size_t w = column.header.size();
+    for (auto const& v : column.values) w = std::max(w, v.size());
+    widths.push_back(w);
+  }
+  auto const extra_cells = [&](std::size_t row) {
+    std::string cells;
+    for (std::size_t c = 0; c < extra.size(); ++c) {
+      auto const& values = extra[c].values;
+      cells += fmt::format("  {:>{}}", row == SIZE_MAX ? extra[c].header : row < values.size() ? values[row] : "",
+                           widths[c]);
+    }
+    return cells;
+  };
+  std::string out = fmt::format("{:<{}}  {:<13}  {:>5}  {:>9}  {:>13}{}  {:>9}  {}\n", "variant",
                                 name_width, "outcome", "regs", "smem/LDS", "spill/scratch",
-                                "ms", "cache");
-  for (auto const& o : report.outcomes) {
+                                extra_cells(SIZE_MAX), "ms", "cache");
+  for (std::size_t row = 0; row < report.outcomes.size(); ++row) {
+    auto const& o = report.outcomes[row];
     std::string const spill = o.status == CompileStatus::ok
                                   ? largest(o, &ResourceUsage::spill_bytes) + "/" +
                                         largest(o, &ResourceUsage::scratch_bytes)
                                   : "-";
-    out += fmt::format("{:<{}}  {:<13}  {:>5}  {:>9}  {:>13}  {:>9.1f}  {}\n", o.unit_name,
+    out += fmt::format("{:<{}}  {:<13}  {:>5}  {:>9}  {:>13}{}  {:>9.1f}  {}\n", o.unit_name,
                        name_width, to_string(o.status), own(o, &ResourceUsage::registers),
-                       own(o, &ResourceUsage::shared_bytes), spill, o.elapsed_ms,
+                       own(o, &ResourceUsage::shared_bytes), spill, extra_cells(row), o.elapsed_ms,
                        o.cache_hit ? "hit" : "miss");
   }
   for (auto const& o : report.outcomes) {

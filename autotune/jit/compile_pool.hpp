@@ -68,6 +68,12 @@ struct CompileReport {
 // A plain-text table: variant, outcome, regs and smem/LDS (of the unit's primary kernel, the
 // variant's tile), spill/scratch (the largest of any of its kernels), ms, cache; then the
 // first log lines of each failure and a one-line summary.
-[[nodiscard]] std::string format_compile_table(const CompileReport& report);
+// `extra`: more columns after spill/scratch, one value per outcome each (a caller's figures,
+// e.g. the compile command's CTAs per SM).
+struct TableColumn {
+  std::string header;
+  std::vector<std::string> values;  // one per report outcome, in its order
+};
+[[nodiscard]] std::string format_compile_table(const CompileReport& report, const std::vector<TableColumn>& extra = {});
 
 }  // namespace moetune::jit

@@ -116,4 +116,9 @@ TEST_CASE("the compile table shows the variant's own kernel, and a spill in any 
   INFO(line1);
   CHECK_THAT(line1, Catch::Contains(" 80 ") && Catch::Contains(" 256 ") && Catch::Contains(" 0/0 "));
   CHECK_THAT(line1, !Catch::Contains("39") && !Catch::Contains("2048"));
+  // A caller's extra column sits between spill/scratch and ms, under its header.
+  std::string const with_extra = jit::format_compile_table(report, {{"CTAs/SM", {"3 (registers+LDS)"}}});
+  INFO(with_extra);
+  CHECK_THAT(with_extra, Catch::Contains("spill/scratch            CTAs/SM") &&
+                             Catch::Contains("0/0  3 (registers+LDS)"));
 }
