@@ -26,8 +26,9 @@ Arch parse_arch(std::string_view text) {
 
 ArchLimits limits(Arch arch) {
   switch (arch) {
-    // sm_90: 227 KB of opt-in dynamic shared memory per CTA, 255 registers per thread.
-    case Arch::sm_90: return {32, 227 * 1024, 255, 8, true};
+    // sm_90: 227 KB of opt-in dynamic shared memory per CTA, 255 registers per thread; per SM
+    // 64 K registers, 228 KB of shared memory less 1 KB per resident CTA, 2048 threads, 32 CTAs.
+    case Arch::sm_90: return {32, 227 * 1024, 255, 8, true, 65536, 228 * 1024, 1024, 2048, 32};
     // CDNA2/3: 64 KB LDS per workgroup; 512 unified VGPR+AGPR per lane; waves/EU up to 8.
     case Arch::gfx90a: return {64, 64 * 1024, 512, 8, false};
     case Arch::gfx942: return {64, 64 * 1024, 512, 8, false};

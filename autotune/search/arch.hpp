@@ -17,6 +17,14 @@ struct ArchLimits {
   int registers_per_lane;  // architectural maximum per thread (VGPR+AGPR on CDNA)
   int max_waves;           // the occupancy knob's upper bound
   bool nvidia;
+  // One NVIDIA SM's capacities, what resident CTAs share (0 on AMD, whose rules use waves per
+  // EU instead): registers, shared memory (of which the SM keeps shared_reserved_per_cta for
+  // each resident CTA), threads and CTAs.
+  int registers_per_sm = 0;
+  int shared_per_sm = 0;
+  int shared_reserved_per_cta = 0;
+  int threads_per_sm = 0;
+  int ctas_per_sm = 0;
 };
 [[nodiscard]] ArchLimits limits(Arch arch);
 

@@ -121,9 +121,9 @@ KernelConfig parse_kernel_name(std::string_view name) {
                  : t[10] == "hb"  ? c.h_bf16
                                   : c.x_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb', 'xb'");
+    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
     if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
-      bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'rp', 'hb' (only 'xb' follows it)");
+      bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb' (only 'xb' follows it)");
     if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked)
       bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16' or 'k32' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");

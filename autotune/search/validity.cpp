@@ -143,7 +143,7 @@ int register_budget(const KernelConfig& c, Arch arch, int threads) {
   auto const lim = limits(arch);
   int const occupancy = std::max(1, c.waves);
   int hw = lim.registers_per_lane;
-  if (lim.nvidia) hw = std::min(hw, 65536 / std::max(1, threads * occupancy));
+  if (lim.nvidia) hw = std::min(hw, lim.registers_per_sm / std::max(1, threads * occupancy));
   else hw = std::min(hw, 512 / occupancy);
   return c.swap_ab || c.staged || c.wgmma ? hw : hw * 65 / 100;
 }
@@ -239,11 +239,12 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   if (t.estimated_registers > budget)
     add(fmt::format("estimated {} registers per lane exceed the spill-safe budget {} on {} "
                     "(waves {})", t.estimated_registers, budget, an, c.waves));
-  if (lim.nvidia && c.waves > 0 && t.threads * c.waves > 2048)
-    add(fmt::format("waves {} x {} threads exceed 2048 resident threads per SM", c.waves, t.threads));
+  if (lim.nvidia && c.waves > 0 && t.threads * c.waves > lim.threads_per_sm)
+    add(fmt::format("waves {} x {} threads exceed {} resident threads per SM", c.waves, t.threads, lim.threads_per_sm));
   // The SM reserves 1 KB of shared memory per resident CTA (Hopper: 228 KB in all).
-  if (lim.nvidia && c.waves > 0 && (t.smem_bytes + 1024) * c.waves > 228 * 1024)
-    add(fmt::format("waves {} CTAs of {} B shared memory exceed 228 KB per SM", c.waves, t.smem_bytes));
+  if (lim.nvidia && c.waves > 0 && (t.smem_bytes + lim.shared_reserved_per_cta) * c.waves > lim.shared_per_sm)
+    add(fmt::format("waves {} CTAs of {} B shared memory exceed {} KB per SM", c.waves, t.smem_bytes,
+                    lim.shared_per_sm / 1024));
 
   if (shape == nullptr) return;
   auto const& s = *shape;
