@@ -5,12 +5,18 @@ targets, as Markdown (stdout). The peer's figures (test/peer_figures.csv) are th
 H200 type, measured 2026-11-30 by the same method (whole MoE, uniform routing, cold weights,
 median of 10 graph replays of 16 launches). Each bench file lists the default configuration
 first for every M, so the first row per (shape, M) is the default.
+The peer's figures hold for the H200 only: a bench run on another card (its JSON's "device")
+shows them beside its rows but takes no ratio to them and no verdict from them, since a faster
+or slower card would move our side alone; the roofline ratios stay, against the ceilings the
+same run measured on its own card.
 
 Usage: performance_summary.py PEER_CSV BENCH_JSON...
 """
 import csv
 import json
 import sys
+
+PEER_DEVICE = "NVIDIA H200"  # the card of test/peer_figures.csv
 
 
 def main():
@@ -60,7 +66,10 @@ def main():
                 verdicts.append(ratio <= roof_target)
                 roof_cell = f"{ratio:.2f}× (≤ {roof_target}×)"
             peer_cell, speed_cell = "–", "–"
-            if peer is not None and dtype == "a16w4":
+            on_peer_card = bench.get("device", "").startswith(PEER_DEVICE)
+            if peer is not None and dtype == "a16w4" and not on_peer_card:
+                peer_cell, speed_cell = f"{peer:.1f} (H200)", f"– (bench on {bench.get('device', '?')})"
+            elif peer is not None and dtype == "a16w4":
                 speed = peer / best["total_us"]
                 peer_cell, speed_cell = f"{peer:.1f}", f"{speed:.2f}×"
                 verdicts.append(speed >= 1.25)

@@ -92,7 +92,10 @@ bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --c
 {
   echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"
   echo
-  echo "Peer: FACTS.md's triton_kernels (matmul_ogs) figures, A16W4 only; targets from issue #13."
+  echo "Peer: FACTS.md's triton_kernels (matmul_ogs) figures on the H200, A16W4 only (compared only"
+  echo "where this run's card is an H200 too); targets from issue #13. This run's card:"
+  python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); print(b["device"] + ", driver " + b["driver"] + ", " + b["compiler"] + ".")' \
+    "$json_dir/bench_roofline_backbone.json" || rc=1
   echo
   python3 test/performance_summary.py test/peer_figures.csv \
     "$json_dir"/bench_roofline_{backbone,backbone_16384,draft,ep,backbone_a8w4}.json || rc=1
