@@ -3,8 +3,10 @@
 // the bytes that must move, achieved TB/s and TFLOP/s. A benchmark, not a test: it reports
 // figures and asserts nothing about speed.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "apps/moe-tune/shape_options.hpp"
 #include "autotune/core/atomic_file.hpp"
 #include "autotune/core/error.hpp"
+#include "autotune/core/thread_pool.hpp"
 #include "autotune/exec/replay_timer.hpp"
 #include "autotune/exec/verifier.hpp"
 #include "autotune/gpu/availability.hpp"
@@ -87,6 +90,22 @@ search::DefaultConfigs configs_for(const std::string& config, const moe::MoeShap
           search::parse_kernel_name(config.substr(comma + 1))};
 }
 
+// Every kernel this shape's pairs need, compiled (in parallel, through the code cache) before
+// the first pair is timed, so no pair's timing follows another's compile (warm_up says why).
+void compile_all(exec::UnitCompiler& compiler, const BenchOptions& opt, const moe::MoeShape& shape,
+                 search::Arch arch) {
+  std::vector<search::KernelConfig> kernels;  // each once: one unit, one compile
+  std::set<std::string> names;
+  for (auto const M : opt.ms) {
+    for (auto const& config : opt.configs) {
+      auto const pair = configs_for(config, shape, arch, M);
+      for (auto const& k : {pair.stage1, pair.stage2})
+        if (names.insert(k.name()).second) kernels.push_back(k);
+    }
+  }
+  parallel_for(kernels.size(), 0, [&](std::size_t i) { (void)compiler.compile(kernels[i]); });
+}
+
 struct PartTimes {
   double sort = 0, stage1 = 0, stage2 = 0, total = 0;  // µs, medians
 };
@@ -100,6 +119,21 @@ struct BenchContext {
   exec::Verifier& verifier;
   moe::RoutingSpec routing;
 };
+
+// Replays the whole MoE until the GPU has run it for kWarmUp of wall time (at least three
+// replays) before any sample is taken. Why: the check before it (the CPU reference, a compile)
+// leaves the GPU idle for up to seconds, and three replays (~3 ms at small M) were too few to
+// leave that behind -- most likely the clocks, which idle at 345 MHz on the H100 (not
+// measured per sample): the pair timed first at each M ran slower than the same pair timed
+// later (session 26, H100, results/sm_90/2026-12-05-s26: the default pair at EP M = 1
+// 57.3 us first and 56.1 us as a later row of the same run; at draft M = 8 the same stage-one
+// kernel 40.4 us first and 35.2 us last).
+constexpr std::chrono::milliseconds kWarmUp{200};
+void warm_up(exec::ReplayTimer& timer, const gpu::GraphExec& graph, const gpu::Stream& stream, int repeats) {
+  auto const start = std::chrono::steady_clock::now();
+  for (int w = 0; w < 3 || std::chrono::steady_clock::now() - start < kWarmUp; ++w)
+    (void)timer.time_us(graph, stream, repeats);
+}
 
 // One configuration pair at M tokens: the correctness check, then every part timed on graph
 // replays (interleaved, so drift hits all parts alike), medians printed; returns the JSON row.
@@ -133,7 +167,7 @@ nlohmann::json bench_pair(const BenchContext& ctx, const search::DefaultConfigs&
     graphs.push_back(exec::capture_repeats(pipeline, inputs, weights, stream, part, opt.repeats));
   }
   exec::ReplayTimer timer(ctx.device);
-  for (int w = 0; w < 3; ++w) (void)timer.time_us(graphs.back(), stream, opt.repeats);  // warm-up
+  warm_up(timer, graphs.back(), stream, opt.repeats);
   std::vector<std::vector<double>> samples(parts.size());
   for (int s = 0; s < opt.samples; ++s) {
     for (std::size_t p = 0; p < parts.size(); ++p) {
@@ -258,6 +292,7 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
     }
     BenchContext const ctx{opt, opt.roofline ? &ceilings : nullptr, device, arch, compiler,
                            verifier, moe::parse_routing_spec(opt.routing)};
+    compile_all(compiler, opt, base, arch);
     fmt::print("{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}", "M", "sort us", "stage1 us",
                "stage2 us", "total us", "MB moved", "TB/s", "TFLOP/s");
     if (opt.roofline) fmt::print(" {:>9} {:>7}", "roof us", "ratio");

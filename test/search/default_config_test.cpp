@@ -87,7 +87,8 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
     // Session 24: the bounded 8-token stage two (from 0.1 tokens per expert: M = 8 on) is one
     // warpgroup of 64 rows; the others two of 128.
-    bool const one_warpgroup2 = e.block_m == 8 && static_cast<double>(e.M) * 6 / 384 >= 0.1;
+    bool const one_warpgroup2 =
+        (e.block_m == 8 && static_cast<double>(e.M) * 6 / 384 >= 0.1) || e.block_m == 16;
     CHECK(d.stage2.warps == (one_warpgroup2 ? 4 : 8));
     CHECK(d.stage2.block_n == (one_warpgroup2 ? 64 : 128));
     CHECK(d.stage2.block_k == 128);
@@ -184,6 +185,11 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
       CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
       CHECK(d.stage1.block_k == (e.block_m == 16 ? 256 : 128));
+      // Session 26: the 8-token stage two is one warpgroup from 0.06 tokens per expert (M = 64
+      // here: 1.0), two below (M = 1: 0.016); 16-token blocks keep two.
+      bool const one_warpgroup2 = e.block_m == 8 && e.M >= 64;
+      CHECK(d.stage2.warps == (one_warpgroup2 ? 4 : 8));
+      CHECK(d.stage2.block_n == (one_warpgroup2 ? 64 : 128));
       // Session 19: A8W4's stage one splits K in 4 only up to one CTA per SM (M = 1: 120).
       CHECK(d.stage1.ksplit == (e.M == 1 ? 4 : 1));
     }
@@ -200,7 +206,12 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
         bool const split = s.experts == 128 && M == 1;
         CHECK(d.stage1.name() == (split ? "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0"
                                          : "moetune_s1_a8w4_fp8_t8x32x128_w4_kp1_nk16_wv0_st4_wg_gi_dw0"));
-        CHECK(d.stage2.name() == "moetune_s2_a8w4_fp8_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic");
+        // One warpgroup from 0.06 tokens per expert (session 26): the draft's M = 4 (0.094),
+        // EP's M = 1 and 4 (0.0625, 0.25); the draft's M = 1 (0.023) keeps two.
+        bool const one_warpgroup2 = static_cast<double>(M * s.topk) / static_cast<double>(s.experts) >= 0.06;
+        CHECK(d.stage2.name() == (one_warpgroup2 ? "moetune_s2_a8w4_fp8_t8x64x128_w4_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic"
+                                                 : "moetune_s2_a8w4_fp8_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic"));
+        CHECK(one_warpgroup2 == !(s.experts == 128 && M == 1));
       }
     }
     // A K the wgmma tiles cannot take (not in 64s): the fragment-decode default again.
