@@ -86,7 +86,7 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     auto const d = checked_default(shape, e);
     CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
     // Session 24: the bounded 8-token stage two (from 0.1 tokens per expert: M = 8 on) is one
-    // warpgroup of 64 rows; the others two of 128.
+    // warpgroup of 64 rows, and since session 26 the 16-token one too; the others two of 128.
     bool const one_warpgroup2 =
         (e.block_m == 8 && static_cast<double>(e.M) * 6 / 384 >= 0.1) || e.block_m == 16;
     CHECK(d.stage2.warps == (one_warpgroup2 ? 4 : 8));
