@@ -20,11 +20,12 @@ struct KernelSource {
   // "moetune::moe_stage1<moetune::Stage1Config<32,128,256,4,2,16,2,2>>". The compiler maps
   // each to its lowered (mangled) name through the runtime compiler's name-expression API.
   std::vector<std::string> kernel_names;
-  // The index in kernel_names of the kernel the unit is named for (a variant's tile; its sort
-  // or reduce kernels ride along): tables show its registers and LDS. Not part of the cache key.
-  std::size_t primary_kernel = 0;
   // Extra preprocessor definitions, "NAME=VALUE" or "NAME".
   std::vector<std::string> defines;
+  // The index in kernel_names of the kernel the unit is named for (a variant's tile; its sort
+  // or reduce kernels ride along): tables show its registers and LDS. Not part of the cache key.
+  // Last, so the units written as {name, source, kernels, defines} keep meaning what they say.
+  std::size_t primary_kernel = 0;
 };
 
 // A unit of one non-template kernel from one kernels/ header (the verifier's checksum,

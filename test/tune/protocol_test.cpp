@@ -188,7 +188,7 @@ TEST_CASE("futility stop: a 0.3% gain ends confirmation early with the full desi
   REQUIRE(a.stopped_after_blocks.has_value());
   CHECK(*a.stopped_after_blocks < 6);
   CHECK(static_cast<int>(a.rounds.size()) == 6 * *a.stopped_after_blocks);
-  CHECK(count_prefix(stop_sampler.log(), "begin_block confirm") == *a.stopped_after_blocks);
+  CHECK(static_cast<int>(count_prefix(stop_sampler.log(), "begin_block confirm")) == *a.stopped_after_blocks);
   CHECK_FALSE(a.gate.passed);
   CHECK(a.gate.required_wins == stats::required_wins(opt.gate, 36));  // the declared design's
   CHECK_THAT(r.pairs[*r.winner].reason,
