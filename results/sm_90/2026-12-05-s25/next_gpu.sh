@@ -63,7 +63,9 @@ for r in json.load(open(sys.argv[1]))["rows"]:
           f"s1 {r['stage1_us']:.1f} s2 {r['stage2_us']:.1f} total {r['total_us']:.1f} {'PASS' if r['correct'] else 'FAIL'}")
 EOF
 }
-# One point's configurations in one bench call per round, round 2 in reverse order.
+# One point's configurations in one bench call per round, round 2 in reverse order. (Session 26
+# ran parts a8s2 and k32 with this loop written out in each; the same bench calls, k32's without
+# --dtype, whose default for bench is a16w4.)
 rounds() {  # name shape dtype M cfg...
   local n=$1 sh=$2 dt=$3 M=$4; shift 4
   local cfgs=("$@") r i
@@ -94,10 +96,7 @@ for part in "$@"; do
         w4=${s2/_t8x128x128_w8_/_t8x64x128_w4_}
         cfgs=("$s1,$s2" "$s1,$w4")
         [ "$sh" = 5120,2304,96,6 ] && cfgs+=("$s1,${w4/_ks1_/_ks2_}")
-        for round in 1 2; do
-          if [ $round = 2 ]; then r=(); for ((i = ${#cfgs[@]} - 1; i >= 0; i--)); do r+=("${cfgs[$i]}"); done; cfgs=("${r[@]}"); fi
-          bench a8s2_${sh//,/_}_M${M}_r$round --shape "$sh" --dtype a8w4 --m "$M" --config "${cfgs[@]}"
-        done
+        rounds a8s2 "$sh" a8w4 "$M" "${cfgs[@]}"
       done ;;
     k32)
       for pt in 5120,640,384,6:8 5120,640,384,6:64 5120,640,384,6:512 5120,640,128,3:64 5120,640,128,3:512 \
@@ -109,10 +108,7 @@ for part in "$@"; do
         [[ $s2 == *_k16_* ]] && cfgs+=("$s1,${s2/_k16_/_k32_}")
         [[ $s1 == *_k16_* && $s2 == *_k16_* ]] && cfgs+=("${s1/_k16_/_k32_},${s2/_k16_/_k32_}")
         [ ${#cfgs[@]} = 1 ] && { echo "  $sh M=$M: no k16 stage in the default, skipped"; continue; }
-        for round in 1 2; do
-          if [ $round = 2 ]; then r=(); for ((i = ${#cfgs[@]} - 1; i >= 0; i--)); do r+=("${cfgs[$i]}"); done; cfgs=("${r[@]}"); fi
-          bench k32_${sh//,/_}_M${M}_r$round --shape "$sh" --m "$M" --config "${cfgs[@]}"
-        done
+        rounds k32 "$sh" a16w4 "$M" "${cfgs[@]}"  # bench's own default dtype, named since session 26
       done ;;
     warmup)
       for pt in 5120,640,128,3:8 5120,2304,96,6:1; do
