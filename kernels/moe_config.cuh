@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int Mainloop_, int WLayout_, int HBf16_, int XBf16_>
+          int Reduce_, int Mainloop_, int WLayout_, int HBf16_, int XBf16_, int TileMajor_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -67,6 +67,12 @@ struct MoeConfig {
   // compiled with dtype a16w4 (bf16 x, MXFP4 w1: A16W4's main loop and weight words) and Fp8_
   // the A8W4 flavour, so that only its epilogue is A8W4's (h quantised per 1x32).
   static constexpr bool x_bf16 = XBf16_ != 0;
+  // The grid's order (the last parameter): 0 = x the sorted blocks, y the column tiles, so the
+  // CTAs launched together share a column tile and stream every block's token rows; 1 =
+  // tile-major (x the column tiles, y the blocks), so the CTAs launched together share a
+  // block's token rows (read once from DRAM, then from L2 by each column tile) and an expert's
+  // weights are read while its consecutive blocks run (session 27; moe_stage1/2.cuh).
+  static constexpr bool tile_major = TileMajor_ != 0;
   // Whether stage one quantises h per 1x32 (A8W4's intermediate, whatever its main loop).
   static constexpr bool h_mx = stage == 1 && (dtype == dtype_a8w4 || x_bf16);
 
@@ -195,6 +201,7 @@ struct MoeConfig {
                 : wgmma  ? (stages >= 3 && stages <= 8)
                          : (stages >= 1 && stages <= 3),
                 "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5; wgmma: 3 to 8)");
+  static_assert(!tile_major || stage == 2 || ksplit == 1, "tile-major grid: not with stage one's cluster split");
   static_assert(stage == 2 || ksplit == 1 || (wgmma && ksplit <= 8),
                 "stage-one split-K: the wgmma main loop, a cluster of at most 8 CTAs (moe_stage1_ksplit)");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");

@@ -143,6 +143,14 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // 885.6, draft M = 512 339.2 / 339.2 -> 335.1 / 335.0, EP M = 128 739.9 / 740.5 -> 737.2 /
   // 736.3. Measured after that session's last [gpu] suite run, it was taken in session 26,
   // whose [gpu] suite passed with it: 2380 assertions, results/sm_90/2026-12-05-s26/c1_gpu.)
+  // Session 27 (results/sm_90/2026-12-06-s27/c2_st4_s1w4, H100, two rounds in reverse order, whole
+  // MoE, us): the 16-token stage one takes a ring of 4 again from 7 tokens per expert. Since
+  // session 20's ring layout the rings of 3 and 4 both hold 2 CTAs per SM (114 registers; in
+  // session 15, before it, the ring of 3 won on the H200 by the occupancy), and the fourth
+  // k-tile in flight pays: backbone M = 512 (8 per expert) 891.6 / 888.2 -> 886.2 / 883.8, EP
+  // M = 128 (8) 737.6 / 737.7 -> 730.8 / 730.5, draft M = 512 (12) 336.4 / 335.6 -> 325.7 /
+  // 324.8; at 6 per expert (draft M = 256) level (292.8 / 292.8 -> 292.7 / 295.1), so below 7
+  // the ring of 3 stays.
   bool const long_stage2_k = shape.inter >= 16 * 128;
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
@@ -151,6 +159,7 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     if ((bm == 8 && per_expert >= 0.1) || bm == 16) s2.warps = 4, s2.block_n = 64;
     if (bm == 8 && per_expert >= 0.2 && long_stage2_k) s2.ksplit = 2;
     if (bm >= 16) s1.stages = s2.stages = 3;
+    if (bm == 16 && per_expert >= 7) s1.stages = 4;
     if (bm == 16) s2.wgmma_k16 = true;
     if (bm == 64) {
       for (KernelConfig* s : {&s1, &s2}) s->wgmma_k16 = true, s->waves = 3;

@@ -93,6 +93,7 @@ std::string KernelConfig::name() const {
   if (repacked) s += "_rp";
   if (h_bf16) s += "_hb";
   if (x_bf16) s += "_xb";
+  if (tile_major) s += "_tm";
   if (stage == 1) {
     if (ksplit > 1) s += fmt::format("_ks{}", ksplit);  // split-K only: older names stay as they were
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -107,10 +108,11 @@ KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
   // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
-  // decode, wgmma, k16 or k32, then repacked weights, then bf16 h, then bf16 x) sit after the stages
+  // decode, wgmma, k16 or k32, then repacked weights, then bf16 h, then bf16 x, then the
+  // tile-major grid) sit after the stages
   // token; take them out so the positions below are those of every other name.
   while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
-                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb")) {
+                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb" || t[10] == "tm")) {
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
@@ -119,12 +121,14 @@ KernelConfig parse_kernel_name(std::string_view name) {
                  : t[10] == "k32" ? c.wgmma_k32
                  : t[10] == "rp"  ? c.repacked
                  : t[10] == "hb"  ? c.h_bf16
+                 : t[10] == "tm"  ? c.tile_major
                                   : c.x_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
-    if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
+    if (c.tile_major) bad(name, 10, t[10], "'tm' last among the optional tokens");
+    if (c.x_bf16 && t[10] != "tm") bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
+    if (t[10] != "hb" && t[10] != "xb" && t[10] != "tm" && c.h_bf16)
       bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb' (only 'xb' follows it)");
-    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked)
+    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && t[10] != "tm" && c.repacked)
       bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16' or 'k32' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");

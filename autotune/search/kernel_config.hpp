@@ -92,6 +92,13 @@ struct KernelConfig {
   // waits, at 8 A registers more than the k16 form. Name token `_k32` after `_wg`; not with
   // `_k16`.
   bool wgmma_k32 = false;
+  // The stage kernel's grid tile-major (kernels/moe_config.cuh, tile_major): x the column
+  // tiles, y the sorted blocks, so the CTAs that run together share a block's token rows (read
+  // from DRAM once, then from L2 by every column tile) and an expert's weights are read while
+  // its consecutive blocks run; the default order (x the blocks) streams every block's token
+  // rows once per column tile. Any main loop; not with stage one's cluster split. Name token
+  // `_tm`, last of the optional tokens.
+  bool tile_major = false;
   // A8W4 only, a property of the pair (both stages carry it or neither): the intermediate h is
   // stored as bf16 holding its MXFP8-quantised values (e4m3 code x 2^scale, exact in bf16)
   // instead of e4m3 codes plus E8M0 scales. Stage one quantises by the contract's rule as

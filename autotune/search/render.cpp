@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "autotune/core/error.hpp"
 #include "autotune/moe/sorting.hpp"
 #include "autotune/search/kernel_traits.hpp"
 
@@ -59,7 +60,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
   bool const s1 = c.stage == 1;
   auto const layout = weight_layout(c);
   bool const a8w4_epilogue = c.dtype == DtypePath::a8w4 || (s1 && c.x_bf16);
-  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
@@ -68,7 +69,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
                      c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : c.wgmma_k32 ? 6 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
                                                                : static_cast<int>(layout),
-                     s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0);
+                     s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0, c.tile_major ? 1 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
@@ -106,11 +107,17 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
   std::int64_t const touched = std::min<std::int64_t>(shape.experts, slots);
   plan.max_sorted_blocks = std::max<std::int64_t>(
       1, std::min(plan.sort_capacity / bm, (slots + touched * (bm - 1)) / bm));
+  auto const blocks = static_cast<std::uint32_t>(plan.max_sorted_blocks);
+  auto const tiles =
+      static_cast<std::uint32_t>(((cfg.stage == 1 ? shape.inter : shape.hidden) + cfg.block_n - 1) / cfg.block_n);
+  // Tile-major (KernelConfig::tile_major): the blocks on y, whose limit is 65535.
+  if (cfg.tile_major && blocks > 65535u)
+    throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's 65535 rows", cfg.name(),
+                                 blocks, M));
   auto const stage = KernelLaunch{
       stage_kernel(cfg, arch),
-      Dim3{static_cast<std::uint32_t>(plan.max_sorted_blocks),
-           static_cast<std::uint32_t>(((cfg.stage == 1 ? shape.inter : shape.hidden) + cfg.block_n - 1) / cfg.block_n),
-           static_cast<std::uint32_t>(std::max(1, cfg.ksplit))},
+      cfg.tile_major ? Dim3{tiles, blocks, static_cast<std::uint32_t>(std::max(1, cfg.ksplit))}
+                     : Dim3{blocks, tiles, static_cast<std::uint32_t>(std::max(1, cfg.ksplit))},
       Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
   if (cfg.stage == 1) {
     if (cfg.x_bf16) {

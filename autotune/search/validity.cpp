@@ -196,6 +196,10 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   // Stage one's split-K adds its partial sums before the SiLU epilogue inside a thread-block
   // cluster of ksplit CTAs (kernels/moe_stage1.cuh, kernels/cluster_sm90.cuh): the wgmma main
   // loop's kernels only (sm_90), and at most 8 CTAs (the portable cluster size).
+  // The tile-major grid (KernelConfig::tile_major): stage one's cluster split runs along z with
+  // the blocks on x; the two are not built together.
+  if (c.tile_major && c.stage == 1 && c.ksplit > 1)
+    add(fmt::format("tile_major 1 with ksplit {} in stage one: the cluster split keeps the sorted blocks on x", c.ksplit));
   if (c.stage == 1 && c.ksplit > 1 && !c.wgmma)
     add(fmt::format("ksplit {} in stage one: stage one splits K only in the wgmma main loop (its partial sums are "
                     "added in a thread-block cluster, sm_90)",

@@ -91,6 +91,24 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
   };
 
   SECTION("default pair") { require_passes(verifier.verify(defaults.stage1, defaults.stage2, options)); }
+  SECTION("the default pair with tile-major grids") {
+    // Session 27: x the column tiles, y the sorted blocks (every path; stage one keeps its
+    // cluster split's order where it splits), at the bucket and at 1024 tokens.
+    auto s1 = defaults.stage1, s2 = defaults.stage2;
+    s1.tile_major = s1.ksplit == 1;
+    s2.tile_major = true;
+    CAPTURE(s1.name(), s2.name());
+    REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+    REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
+    require_passes(verifier.verify(s1, s2, options));
+    auto const many = search::default_config(base_shape, arch, 1024);
+    auto m1 = many.stage1, m2 = many.stage2;
+    m1.tile_major = m1.ksplit == 1;
+    m2.tile_major = true;
+    auto const big = verifier.check(m1, m2, 1024, moe::RoutingSpec{});
+    INFO(big.name << ": " << big.detail);
+    CHECK(big.passed);
+  }
   SECTION("stage two reduce") {
     auto s2 = variant(defaults.stage2, arch, base_shape,
                       [](auto& c) { c.stage2_mode = search::Stage2Mode::reduce; });

@@ -37,6 +37,8 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks2_dw0_atomic",
                         "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0",
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic",
+                        "moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks2_dw0_atomic",
+                        "moetune_s1_a16w4_bf16_t16x64x128_w4_kp1_nk16_wv0_st2_tm_gi_dw0",
                         "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic",
                         "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_xb_gi_dw0",
                         "moetune_s1_a8w4_fp8_t16x64x256_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_ks2_gi_dw0"}) {
@@ -107,6 +109,15 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK_FALSE(k32.wgmma_k16);
   CHECK(k32.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k32_gi_dw0");
   CHECK(weight_layout(k32) == WeightLayout::wgmma_tiles);
+  CHECK_FALSE(k32.tile_major);
+  auto const tm = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_xb_tm_gi_dw0");
+  CHECK(tm.tile_major);
+  CHECK(tm.x_bf16);
+  CHECK(tm.name() == "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_xb_tm_gi_dw0");
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_tm_wg_gi_dw0"),
+                    Catch::Matchers::Contains("token 11 'wg'") && Catch::Matchers::Contains("'tm' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_tm_tm_gi_dw0"),
+                    Catch::Matchers::Contains("token 11 'tm'") && Catch::Matchers::Contains("the token once"));
 }
 
 TEST_CASE("an A8W4 pair keeping h in bf16: its stage two is compiled as the A16W4 stage two", "[search]") {

@@ -68,7 +68,7 @@ TEST_CASE("every search space file loads and every candidate name round-trips", 
 // weight layouts: A16W4 decodes the repacked one and A8W4 the natural one, so each dtype prunes
 // the other's by that rule and by no other; A8W4 prunes the k16- and k32-decode wgmma entries by theirs,
 // the other dtypes the entries keeping h or reading x in bf16 by theirs.
-TEST_CASE("ci.json keeps 4 to 20 valid variants per stage per arch", "[search]") {
+TEST_CASE("ci.json keeps 4 to 24 valid variants per stage per arch", "[search]") {
   auto const space = load_search_space(spaces() / "ci.json");
   std::set<Arch> arches;
   for (auto const& a : space.arches) {
@@ -91,9 +91,9 @@ TEST_CASE("ci.json keeps 4 to 20 valid variants per stage per arch", "[search]")
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
-      CHECK(valid[1] <= 20);
+      CHECK(valid[1] <= 24);
       CHECK(valid[2] >= 4);
-      CHECK(valid[2] <= 20);
+      CHECK(valid[2] <= 24);
     }
   }
   CHECK(arches.size() == 4);
@@ -417,52 +417,77 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 2);
   CHECK(s1.primary_kernel == 1);  // the tile the unit is named for, after the sort
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
     CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
-    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0,0>"));
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0,0,0>"));
   }
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0,0>>");
     // The wgmma main loop: 4, with the k16 decode 5, with the k32 decode 6.
     auto const k32 = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks1_dw0_atomic");
-    CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0>>"));
+    CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0,0>>"));
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
     CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0,0>>");
   }
   {
     // Stage one split over K: its own entry point (the cluster shape is compiled into it) and
     // ksplit in the configuration.
     auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
     auto const unit = render(ks, Arch::sm_90);
-    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0>);"));
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0>>");
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>);"));
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>>");
+  }
+  {
+    // The tile-major grid (session 27): its parameter last, the stage kernel's grid (tiles,
+    // blocks) instead of (blocks, tiles), the other launches as they were; not with stage
+    // one's cluster split; a block count past the grid's y limit is refused by name.
+    auto const tm2 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks1_dw0_atomic");
+    auto const rm2 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
+    CHECK(tm2.tile_major);
+    CHECK(render(tm2, Arch::sm_90).kernel_names[0] ==
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,1>>");
+    auto const shape = backbone();
+    auto const a = plan_launch(tm2, Arch::sm_90, shape, 4096), b = plan_launch(rm2, Arch::sm_90, shape, 4096);
+    REQUIRE(a.launches.size() == b.launches.size());
+    CHECK(a.launches[0].grid.x == b.launches[0].grid.y);
+    CHECK(a.launches[0].grid.y == b.launches[0].grid.x);
+    CHECK(a.launches[0].grid.x == 5120 / 128);
+    CHECK(a.launches[0].grid.y == b.max_sorted_blocks);
+    CHECK(a.launches[1].grid == b.launches[1].grid);
+    auto tm1 = parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_gi_dw0");
+    CHECK(!check_config(tm1, Arch::sm_90, shape));
+    CHECK(plan_launch(tm1, Arch::sm_90, shape, 16).launches[1].grid.x == 640 / 64);
+    tm1.ksplit = 2;
+    CHECK_THAT(check_config(tm1, Arch::sm_90).value_or(""), Catch::Contains("tile_major 1 with ksplit 2 in stage one"));
+    auto tiny = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_tm_ks1_dw0_atomic");
+    CHECK_THROWS_WITH(plan_launch(tiny, Arch::sm_90, shape, 131072), Catch::Contains("exceed a tile-major grid's 65535 rows"));
   }
   {
     // h kept in bf16: stage one's last parameter is 1; stage two is the A16W4 kernel itself
     // (its dtype 0, its wgmma tiles the layout 2 it always reads), the same unit source.
     auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
     CHECK(render(hb1, Arch::sm_90).kernel_names[1] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0,0>>");
     auto const hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
     auto const a16 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
     CHECK(render(hb2, Arch::sm_90).kernel_names == render(a16, Arch::sm_90).kernel_names);
     CHECK(render(hb2, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,0>>");
     CHECK(kernel_traits(hb2, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
   }
   {
@@ -475,7 +500,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_SORT_UPCAST_X(0);"));
     REQUIRE(unit.kernel_names.size() == 2);
     CHECK(unit.kernel_names[0] == "moetune::moe_sort_upcast_x<0>");
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1>>");
+    CHECK(unit.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1,0>>");
     auto a16 = xb;
     a16.dtype = DtypePath::a16w4, a16.x_bf16 = false, a16.h_bf16 = false;
     CHECK(kernel_traits(xb, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
@@ -498,7 +523,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0,0>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   // The atomic stage two has the same two kernels (stage one clears its accumulator).

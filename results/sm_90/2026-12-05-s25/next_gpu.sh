@@ -28,6 +28,23 @@
 #   part s1w4:   the 8-token stage one as one warpgroup (t8x32x256_w4, ring of 4, the 64-K decode)
 #                instead of the default's two (from 0.15 tokens per expert), at EP M = 8 to 64,
 #                the draft's M = 8 and 64 and the backbone's M = 64.
+# Parts added in session 27 for its own calls (the pair tile, kernels/moe_wgmma_gemm.cuh):
+#   (parts pair and pairgates need results/sm_90/2026-12-06-s27/unlanded_pair_tile.patch applied,
+#   part wide ../2026-12-06-s27/unlanded_wide_warpgroups.patch; session 27 ran pair and pairgates
+#   only. What the next GPU session runs first: gpu (the [gpu] suite: its tile-major section and
+#   session 27's 16-token ring of 4 as a default run there for the first time), then
+#   raster_named or raster, then table on an H200.)
+#   part wide:   three and four warpgroups per 64-token CTA (warps 12 and 16) against the default
+#                at many tokens per expert, two rounds in reverse order.
+#   part raster: the tile-major grid against the default's order at 8 to 4096 tokens.
+#   part raster_named: the same at four points with the default's kernels named (no probe).
+#   part l2prof: Nsight Compute on both stages of the default, in its grid order and tile-major,
+#                at EP M = 4096 (L2 traffic, DRAM, tensor pipe, stalls).
+#   part pairgates: the [gpu] gates' pair-tile section on the A16W4 backbone (its boundaries,
+#                bucket and 2048 tokens) and the out-of-range scales' test case (its exact decode).
+#   part pair:   the pair tile against the default where 64-token blocks are the default (16
+#                tokens per expert on): 128 tokens (64-K k-tiles, ring of 3, 3 CTAs per SM; ring
+#                of 4, 2 CTAs) and 64 tokens (4 CTAs), two rounds in reverse order.
 # Usage: next_gpu.sh OUT PART...   (carry build/cuda/bin and build/cuda/lib); logs archived into OUT.
 # The code cache: every compile of this script (the tests, bench, the table) goes to .cache/moe-tune
 # in the repository (an ignored path), and OUT/code_cache.tgz brings it back. Each call starts a
@@ -130,6 +147,64 @@ for part in "$@"; do
         read -r s1 s2 < <(default_names "$sh" a16w4 "$M")
         case $s1 in *_t8x64x256_w8_*) ;; *) echo "  $sh M=$M: stage one $s1 is not the 8-token two-warpgroup tile, skipped"; continue ;; esac
         rounds s1w4 "$sh" a16w4 "$M" "$s1,$s2" "moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_gi_dw0,$s2"
+      done ;;
+    pairgates)
+      step pairgates 400 $b/bin/moetune_test_exec \
+        "gates: A16W4 on the DSv4.1-Flash backbone*" \
+        -c "the wgmma pair tile: two warpgroups sharing one fragment set; 64- and 128-token blocks"
+      step pairexact 200 $b/bin/moetune_test_exec "gates: MXFP4 scales outside the fast decode range\, the wgmma main loop" ;;
+    wide)
+      # More weight rows per token row: three and four warpgroups (192 and 256 weight rows per
+      # 64-token block) with the k16 decode, 2 and 1 CTAs per SM, whole pairs and each stage alone.
+      w12=moetune_s1_a16w4_bf16_t64x96x128_w12_kp1_nk16_wv2_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x192x128_w12_kp1_nk16_wv2_st3_wg_k16_ks1_dw0_atomic
+      w16=moetune_s1_a16w4_bf16_t64x128x128_w16_kp1_nk16_wv1_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x256x128_w16_kp1_nk16_wv1_st3_wg_k16_ks1_dw0_atomic
+      for pt in ${WIDE_POINTS:-5120,2304,96,6:4096 5120,640,384,6:4096}; do
+        sh=${pt%:*}; M=${pt#*:}
+        read -r s1 s2 < <(default_names "$sh" a16w4 "$M")
+        rounds wide "$sh" a16w4 "$M" "$s1,$s2" "$w12" "$w16" "${w12%,*},$s2" "$s1,${w12#*,}"
+      done ;;
+    pair)
+      p128=moetune_s1_a16w4_bf16_t128x32x64_w8_kp1_nk16_wv3_st3_wg_wp_gi_dw0,moetune_s2_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv3_st3_wg_wp_ks1_dw0_atomic
+      p128r4=moetune_s1_a16w4_bf16_t128x32x64_w8_kp1_nk16_wv0_st4_wg_wp_gi_dw0,moetune_s2_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv0_st4_wg_wp_ks1_dw0_atomic
+      p64=moetune_s1_a16w4_bf16_t64x32x64_w8_kp1_nk16_wv0_st3_wg_wp_gi_dw0,moetune_s2_a16w4_bf16_t64x64x64_w8_kp1_nk16_wv0_st3_wg_wp_ks1_dw0_atomic
+      for pt in ${PAIR_POINTS:-5120,2304,96,6:4096 5120,640,384,6:4096 5120,640,128,3:4096 5120,640,384,6:16384 5120,640,384,6:2048}; do
+        sh=${pt%:*}; M=${pt#*:}
+        rounds pair "$sh" a16w4 "$M" default "$p128" "$p128r4" "$p64"
+      done ;;
+    raster)
+      # The tile-major grid (x the column tiles, y the sorted blocks) on both stages and on
+      # stage two alone, against the default's order, two rounds in reverse order.
+      for pt in ${RASTER_POINTS:-5120,2304,96,6:4096 5120,640,384,6:4096 5120,640,128,3:4096 5120,2304,96,6:512 5120,640,384,6:512 5120,640,128,3:512 5120,2304,96,6:64 5120,640,384,6:64 5120,640,384,6:8}; do
+        sh=${pt%:*}; M=${pt#*:}
+        read -r s1 s2 < <(default_names "$sh" a16w4 "$M")
+        case $s1 in *_ks[0-9]_gi_*) echo "  $sh M=$M: stage one $s1 splits K, skipped"; continue ;; esac
+        t1=${s1/_gi_dw/_tm_gi_dw}; t2=${s2/_ks/_tm_ks}
+        rounds raster "$sh" a16w4 "$M" "$s1,$s2" "$t1,$t2" "$s1,$t2"
+      done ;;
+    raster_named)
+      # The same with the default's kernels named (the 64-token pair at M = 4096, the 16-token
+      # one at backbone M = 512), no probe bench: for a short call.
+      d64=moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic
+      d16=moetune_s1_a16w4_bf16_t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,moetune_s2_a16w4_bf16_t16x64x128_w4_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic
+      for pt in 5120,2304,96,6:4096:$d64 5120,640,384,6:4096:$d64 5120,640,128,3:4096:$d64 5120,640,384,6:512:$d16; do
+        sh=${pt%%:*}; rest=${pt#*:}; M=${rest%%:*}; d=${rest#*:}; s1=${d%,*}; s2=${d#*,}
+        t1=${s1/_gi_dw/_tm_gi_dw}; t2=${s2/_ks/_tm_ks}
+        rounds raster "$sh" a16w4 "$M" "$s1,$s2" "$t1,$t2" "$s1,$t2"
+      done ;;
+    l2prof)
+      # Nsight Compute at EP M = 4096: the default's 64-token pair in its grid order and
+      # tile-major, each stage: L2 and DRAM throughput, L1 <- L2 bytes, tensor pipe, stalls.
+      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      tm=moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks1_dw0_atomic
+      for cfg in default "$tm"; do
+        for k in moe_stage1 moe_stage2; do
+          n=l2prof_${k}_$([ "$cfg" = default ] && echo default || echo tile_major)
+          step $n 120 $NCU --clock-control none -k regex:$k -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+            --section WarpStateStats --section Occupancy \
+            --metrics "lts__t_bytes.sum,lts__t_bytes.sum.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__m_xbar2l1tex_read_bytes.sum" \
+            $b/bin/moe-tune bench --shape 5120,2304,96,6 --dtype a16w4 --m 4096 --samples 1 --repeats 1 --cache-dir "$cache" --config "$cfg"
+          grep -E "Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|lts__t_bytes|xbar2l1tex|gmma|Achieved Occupancy|Warp Cycles Per Issued" "$out/$n.log" | head -14
+        done
       done ;;
     table)
       # On an H200, docs/performance.md's table; on another card (session 26) the same tables in
