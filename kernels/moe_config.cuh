@@ -71,7 +71,7 @@ struct MoeConfig {
   // CTAs launched together share a column tile and stream every block's token rows; 1 =
   // tile-major (x the column tiles, y the blocks), so the CTAs launched together share a
   // block's token rows (read once from DRAM, then from L2 by each column tile) and an expert's
-  // weights are read while its consecutive blocks run (session 27; moe_stage1/2.cuh).
+  // weights are read while its consecutive blocks run (session 27; moe_gemm.cuh's grid_sorted_block).
   static constexpr bool tile_major = TileMajor_ != 0;
   // Whether stage one quantises h per 1x32 (A8W4's intermediate, whatever its main loop).
   static constexpr bool h_mx = stage == 1 && (dtype == dtype_a8w4 || x_bf16);

@@ -26,6 +26,17 @@ struct GemmArgs {
   i32 k_begin, k_end;  // K range of this CTA (split-K), multiples of 32
 };
 
+// This CTA's sorted block and the first column of its tile: the grid is (blocks, tiles), or
+// (tiles, blocks) tile-major (MoeConfig::tile_major).
+template <class Cfg>
+MOETUNE_DEV int grid_sorted_block() {
+  return static_cast<int>(Cfg::tile_major ? block_y() : block_x());
+}
+template <class Cfg>
+MOETUNE_DEV int grid_column0() {
+  return static_cast<int>(Cfg::tile_major ? block_x() : block_y()) * Cfg::block_n;
+}
+
 // The block's row table, in LDS after the A and C tiles: for each of the block_m rows of
 // sorted block `blk`, the source row of the gather — slot / divisor (stage one gathers token
 // rows of x: divisor topk; stage two gathers slot rows of h: divisor 1) — or -1 for padding.

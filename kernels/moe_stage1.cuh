@@ -145,10 +145,9 @@ MOETUNE_DEV void stage1_body(const u8* __restrict__ x, const u8* __restrict__ x_
     for (i64 i = cta * Cfg::threads + thread_x(); i < acc_n16; i += static_cast<i64>(ctas) * Cfg::threads)
       acc[i] = u32x4{0, 0, 0, 0};
   }
-  // The sorted block and the column tile: grid (blocks, tiles), or (tiles, blocks) tile-major.
-  int const blk = static_cast<int>(Cfg::tile_major ? block_y() : block_x());
+  int const blk = grid_sorted_block<Cfg>();
   if (blk >= num_blocks[0]) return;
-  int const n0 = static_cast<int>(Cfg::tile_major ? block_x() : block_y()) * Cfg::block_n;
+  int const n0 = grid_column0<Cfg>();
   int const expert = block_expert[blk];
   int const n_slots = M * topk;
 

@@ -29,10 +29,9 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
                i32 M, i32 topk, i32 H, i32 I) {
   static_assert(Cfg::stage == 2, "stage-two configuration expected");
   wait_for_previous_kernel();  // before num_blocks and h: the sort and stage one write them
-  // The sorted block and the column tile: grid (blocks, tiles), or (tiles, blocks) tile-major.
-  int const blk = static_cast<int>(Cfg::tile_major ? block_y() : block_x());
+  int const blk = grid_sorted_block<Cfg>();
   if (blk >= num_blocks[0]) return;
-  int const n0 = static_cast<int>(Cfg::tile_major ? block_x() : block_y()) * Cfg::block_n;
+  int const n0 = grid_column0<Cfg>();
   int const expert = block_expert[blk];
   int const n_slots = M * topk;
 

@@ -125,10 +125,15 @@ KernelConfig parse_kernel_name(std::string_view name) {
                                   : c.x_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
     if (c.tile_major) bad(name, 10, t[10], "'tm' last among the optional tokens");
-    if (c.x_bf16 && t[10] != "tm") bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
-    if (t[10] != "hb" && t[10] != "xb" && t[10] != "tm" && c.h_bf16)
+    if (t[10] == "tm") {  // last: no order rule below concerns it
+      flag = true;
+      t.erase(t.begin() + 10);
+      continue;
+    }
+    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
+    if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
       bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb' (only 'xb' follows it)");
-    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && t[10] != "tm" && c.repacked)
+    if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked)
       bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16' or 'k32' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");

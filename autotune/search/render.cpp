@@ -113,11 +113,11 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
   // Tile-major (KernelConfig::tile_major): the blocks on y, whose limit is 65535.
   if (cfg.tile_major && blocks > 65535u)
     throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's 65535 rows", cfg.name(),
-                                 blocks, M));
+                            blocks, M));
+  auto const splits = static_cast<std::uint32_t>(std::max(1, cfg.ksplit));
   auto const stage = KernelLaunch{
       stage_kernel(cfg, arch),
-      cfg.tile_major ? Dim3{tiles, blocks, static_cast<std::uint32_t>(std::max(1, cfg.ksplit))}
-                     : Dim3{blocks, tiles, static_cast<std::uint32_t>(std::max(1, cfg.ksplit))},
+      cfg.tile_major ? Dim3{tiles, blocks, splits} : Dim3{blocks, tiles, splits},
       Dim3{static_cast<std::uint32_t>(t.threads), 1, 1}, static_cast<std::uint32_t>(t.smem_bytes)};
   if (cfg.stage == 1) {
     if (cfg.x_bf16) {

@@ -94,18 +94,18 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
   SECTION("the default pair with tile-major grids") {
     // Session 27: x the column tiles, y the sorted blocks (every path; stage one keeps its
     // cluster split's order where it splits), at the bucket and at 1024 tokens.
-    auto s1 = defaults.stage1, s2 = defaults.stage2;
-    s1.tile_major = s1.ksplit == 1;
-    s2.tile_major = true;
-    CAPTURE(s1.name(), s2.name());
-    REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
-    REQUIRE_FALSE(search::check_config(s2, arch, base_shape));
-    require_passes(verifier.verify(s1, s2, options));
-    auto const many = search::default_config(base_shape, arch, 1024);
-    auto m1 = many.stage1, m2 = many.stage2;
-    m1.tile_major = m1.ksplit == 1;
-    m2.tile_major = true;
-    auto const big = verifier.check(m1, m2, 1024, moe::RoutingSpec{});
+    auto const tile_major = [](search::DefaultConfigs d) {
+      d.stage1.tile_major = d.stage1.ksplit == 1;
+      d.stage2.tile_major = true;
+      return d;
+    };
+    auto const t = tile_major(defaults);
+    CAPTURE(t.stage1.name(), t.stage2.name());
+    REQUIRE_FALSE(search::check_config(t.stage1, arch, base_shape));
+    REQUIRE_FALSE(search::check_config(t.stage2, arch, base_shape));
+    require_passes(verifier.verify(t.stage1, t.stage2, options));
+    auto const many = tile_major(search::default_config(base_shape, arch, 1024));
+    auto const big = verifier.check(many.stage1, many.stage2, 1024, moe::RoutingSpec{});
     INFO(big.name << ": " << big.detail);
     CHECK(big.passed);
   }
