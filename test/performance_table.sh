@@ -12,7 +12,9 @@
 # one session 19's default splits over K in a cluster), sessions 15-17's 8- and 16-token defaults (the
 # 64-K decode where session 18's default takes the k16 one) and sessions 15-19's 64-token pair
 # (two CTAs per SM where session 20's takes three) and sessions 18-23's 8-token pair from 0.15 tokens
-# per expert (wg8_s18: the two-warpgroup stage two where session 24's has one), so the table shows what each main loop buys at
+# per expert (wg8_s18: the two-warpgroup stage two where session 24's has one) and session 27's 8-, 16- and
+# 64-token pairs with the blocks on x (wg8_s27, wg16_s27, wg64_s20: session 28's default runs them
+# tile-major), so the table shows what each main loop buys at
 # every point, every row
 # against the roofline of ceilings measured in the same run; the backbone's default also with
 # serial launches (--no-launch-overlap: what the overlap buys). A summary against the MXFP4 peer
@@ -47,6 +49,9 @@ wg8_s15=${s1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_gi_dw0,${s2}t8x128x128_w8_kp1_nk16
 wg16_s15=${s1}t16x64x256_w8_kp1_nk16_wv0_st3_wg_gi_dw0,${s2}t16x128x128_w8_kp1_nk16_wv0_st3_wg_ks1_dw0_atomic  # sessions 15-17's 16-token
 wg64_s15=${s1}t64x64x128_w8_kp1_nk16_wv0_st3_wg_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv0_st3_wg_ks1_dw0_atomic  # sessions 15-19's 64-token (2 CTAs per SM)
 wg8_s18=${s1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0,${s2}t8x128x128_w8_kp1_nk16_wv4_st3_wg_k16_ks1_dw0_atomic  # sessions 18-23's from 0.15 (two-warpgroup stage two; session 24's is one warpgroup)
+wg8_s27=${s1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0,${s2}t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks1_dw0_atomic  # sessions 24-27's from 0.15 (blocks on x)
+wg16_s27=${s1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t16x64x128_w4_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic  # session 27's 16-token from 7 per expert (blocks on x)
+wg64_s20=${s1}t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic  # sessions 20-27's 64-token (blocks on x)
 # A8W4 (fp8 activations): session 9's default pairs (the 8-token swapped pair with per-element
 # fp8 decode, the fragment-decode pairs into e4m3 MMAs) and the e4m3 wgmma pairs.
 a1=moetune_s1_a8w4_fp8_
@@ -83,10 +88,10 @@ bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept
   "$build/bin/moe-tune" bench --roofline "$@" --json "$json_dir/bench_roofline_$name.json" \
     --markdown "$json_dir/bench_roofline_$name.md" || rc=1
 }
-bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18"
-bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128" "$wg64_s15"
-bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18"
-bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18"
+bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
+bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128" "$wg64_s15" "$wg64_s20"
+bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
+bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
 bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64" "$a8_hb8" "$a8_hb16" "$a8_hb64" "$a8_xh1" "$a8_xh8" "$a8_xh8w" "$a8_xh16" "$a8_xh64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "autotune/search/render.hpp"
 #include "autotune/search/validity.hpp"
 
 namespace moetune::search {
@@ -221,6 +222,39 @@ void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, 
   }
 }
 
+// The tile-major grid (KernelConfig::tile_major: x the column tiles, y the sorted blocks) for
+// the A16W4 wgmma pair, so the CTAs that run together share one block's token rows and each
+// block's rows come from DRAM once instead of once per column tile. Session 20's Nsight Compute
+// profile of EP M = 4096 (blocks on x) had stage two at 92.7 % of L2 throughput and 72.6 % of
+// DRAM bandwidth, 5.4 GB from DRAM for under 1 GB of unique bytes: h (113 MB, more than L2)
+// read once per column tile. Session 28 (results/sm_90/2026-12-06-s28, H100, two rounds in
+// reverse order, whole MoE, us; tokens per expert in brackets):
+//   64-token pair: EP M = 4096 (256) 5209.6 / 5213.8 -> 4562.2 / 4585.9, backbone M = 4096
+//     (64) 2081.9 / 2084.1 -> 1887.9 / 1889.7, draft M = 4096 (96) 941.5 / 945.5 -> 913.7 /
+//     917.1, draft M = 1024 (24) 406.5 / 405.7 -> 396.9 / 397.3; stage two tile-major alone
+//     took 70 % of the gain at EP, 38 % at the backbone and none at the draft, so both stages;
+//   16-token pair: backbone M = 512 (8) 860.7 / 860.6 -> 830.8 / 821.7, EP M = 128 (8) 717.3 /
+//     714.9 -> 692.5 / 699.3, draft M = 256 (6) 291.3 / 291.3 -> 285.0 / 284.6;
+//   8-token pair: backbone M = 64 (1) 514.2 / 513.9 -> 492.9 / 493.3, M = 8 106.0 / 106.0 ->
+//     104.5 / 104.7, draft M = 64 218.6 / 218.5 -> 216.6 / 216.5, M = 8 58.8 / 59.0 -> 58.6 /
+//     58.5, EP M = 64 658.2 / 658.6 -> 654.6 / 654.4, M = 8 280.7 / 281.3 -> 279.2 / 279.5;
+//     backbone M = 1 (stage one split over K keeps its order, stage two tile-major) level,
+//     27.1 / 26.9 -> 26.9 / 27.2.
+// A8W4 at 16 tokens per expert and more runs the A16W4 kernels (the twin in default_config) and
+// takes their grids with them: backbone M = 4096 2077.7 / 2076.4 -> 1866.4 / 1841.9. A8W4's own
+// e4m3 kernels were not measured tile-major and keep the blocks on x. A stage one split over K
+// (its cluster along z) keeps its order (validity.cpp). A grid's y holds at most 65535 blocks,
+// so M past that keeps the blocks on x (render.cpp's plan_launch refuses such a launch).
+void tile_major_grids(DefaultConfigs& d, std::int64_t M, Arch arch, const moe::MoeShape& shape) {
+  for (KernelConfig* s : {&d.stage1, &d.stage2}) {
+    if (!s->wgmma || s->dtype != DtypePath::a16w4 || (s->stage == 1 && s->ksplit > 1)) continue;
+    if (plan_launch(*s, arch, shape, M).max_sorted_blocks > 65535) continue;
+    KernelConfig trial = *s;
+    trial.tile_major = true;
+    if (!check_config(trial, arch, shape)) *s = trial;
+  }
+}
+
 void make_valid(KernelConfig& c, Arch arch, const moe::MoeShape& shape) {
   if (!check_config(c, arch, shape)) return;
   if (c.ksplit > 1) {  // a reduction too short to split: no split-K before anything else
@@ -330,6 +364,7 @@ DefaultConfigs default_config(const moe::MoeShape& shape, Arch arch, std::int64_
   if (nvidia && (a16w4 || a8w4_fragment) && (!a16w4 || per_expert >= 0.04 || a16w4_wgmma_ctas)) {
     if (auto w = wgmma_default(d, per_expert, arch, shape)) {
       split_stage1_k(*w, reached_experts, arch, shape);
+      tile_major_grids(*w, M, arch, shape);
       return *w;
     }
   }

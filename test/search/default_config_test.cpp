@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "autotune/search/default_config.hpp"
+#include "autotune/search/render.hpp"
 #include "autotune/search/validity.hpp"
 
 using namespace moetune;
@@ -122,6 +123,23 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     // x 20 column tiles = 120 CTAs) in 4, M = 2 (240) in 2, M = 4 (480) not at all.
     CHECK(d.stage1.ksplit == (e.M == 1 ? 4 : e.M == 2 ? 2 : 1));
     CHECK(d.stage2.ksplit == 1);
+    // Session 28: the wgmma pair's grids tile-major (the column tiles on x), but for a stage
+    // one split over K (its cluster along z keeps the blocks on x).
+    CHECK(d.stage1.tile_major == (d.stage1.ksplit == 1));
+    CHECK(d.stage2.tile_major);
+  }
+  // Past 65535 sorted blocks a tile-major grid's y cannot hold them: M = 2^20 on the backbone
+  // (6 Mi slots, over 98k 64-token blocks) keeps the blocks on x, and its launch plans.
+  {
+    std::int64_t const huge = std::int64_t{1} << 20;
+    auto const d = checked_default(shape, Expect{huge, false, false, false, true, 64});
+    CHECK_FALSE(d.stage1.tile_major);
+    CHECK_FALSE(d.stage2.tile_major);
+    CHECK(search::plan_launch(d.stage2, search::Arch::sm_90, shape, huge).max_sorted_blocks > 65535);
+    auto forced = d.stage2;
+    forced.tile_major = true;
+    CHECK_THROWS_WITH(search::plan_launch(forced, search::Arch::sm_90, shape, huge),
+                      Catch::Contains("exceed a tile-major grid's 65535 rows"));
   }
   // The draft (E128 top3) at M = 1 (0.023 per expert, 3 x 20 = 60 wgmma CTAs) takes the swapped
   // stage one (repacked layout, 4 CTAs per SM) with the 8-token wgmma stage two; a wide-expert
@@ -148,9 +166,9 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     for (std::int64_t M : {2, 4, 8, 32, 64}) {
       auto const d = checked_default(ep, Expect{M, false, false, false, true, 8});
       bool const split = M >= 4;
-      CHECK(d.stage2.name() == (split ? "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks2_dw0_atomic"
-                                      : "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks1_dw0_atomic"));
-      if (split) CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0");
+      CHECK(d.stage2.name() == (split ? "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_tm_ks2_dw0_atomic"
+                                      : "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_tm_ks1_dw0_atomic"));
+      if (split) CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0");
     }
     // The draft at M = 2 (6 experts x 20 = 120 CTAs) splits in 4, at M = 4 (240) in 2.
     CHECK(checked_default(draft, Expect{2, false, false, false, true, 8}).stage1.ksplit == 4);
@@ -181,11 +199,16 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
         k1.x_bf16 = k1.h_bf16 = false;
         CHECK(k1 == a16.stage1);
         CHECK(search::compiled_as(d.stage2) == a16.stage2);
+        CHECK(d.stage1.tile_major);  // session 28's grid order comes with them
+        CHECK(d.stage2.tile_major);
         continue;
       }
       CHECK(d.stage1.warps == (e.block_m == 8 ? 4 : 8));
       CHECK(d.stage1.block_n == (e.block_m == 8 ? 32 : 64));
       CHECK(d.stage1.block_k == (e.block_m == 16 ? 256 : 128));
+      // A8W4's own kernels keep the blocks on x (the twin above takes A16W4's tile-major grid).
+      CHECK_FALSE(d.stage1.tile_major);
+      CHECK_FALSE(d.stage2.tile_major);
       // Session 26: the 8-token stage two is one warpgroup from 0.06 tokens per expert (M = 64
       // here: 1.0), two below (M = 1: 0.016); 16-token blocks keep two.
       bool const one_warpgroup2 = e.block_m == 8 && e.M >= 64;

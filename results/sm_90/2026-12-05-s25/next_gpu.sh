@@ -40,6 +40,14 @@
 #   part raster_named: the same at four points with the default's kernels named (no probe).
 #   part l2prof: Nsight Compute on both stages of the default, in its grid order and tile-major,
 #                at EP M = 4096 (L2 traffic, DRAM, tensor pipe, stalls).
+# Session 28 ran gpu + raster_named, then raster (12 points: killed at 420 s, each bench call
+# takes ~12 s with its host repack and CPU reference -- budget ~40 s a point), then gpu +
+# tmcheck and tmcheck at 8-token points; the default is tile-major since, so parts raster and
+# raster_named (which add _tm to the default's names) now only apply where the default is not.
+#   part tmcheck: the default against the same kernels with the blocks on x where it is
+#                tile-major, else against itself tile-major (TMCHECK_POINTS: shape:M[:dtype]).
+# Wrap a call in `timeout` below the device limit and pack $OUT into one archive after it: the
+# device returns at most 8 files, so a killed call loses what this script has not archived.
 #   part pairgates: the [gpu] gates' pair-tile section on the A16W4 backbone (its boundaries,
 #                bucket and 2048 tokens) and the out-of-range scales' test case (its exact decode).
 #   part pair:   the pair tile against the default where 64-token blocks are the default (16
@@ -175,11 +183,26 @@ for part in "$@"; do
       # The tile-major grid (x the column tiles, y the sorted blocks) on both stages and on
       # stage two alone, against the default's order, two rounds in reverse order.
       for pt in ${RASTER_POINTS:-5120,2304,96,6:4096 5120,640,384,6:4096 5120,640,128,3:4096 5120,2304,96,6:512 5120,640,384,6:512 5120,640,128,3:512 5120,2304,96,6:64 5120,640,384,6:64 5120,640,384,6:8}; do
-        sh=${pt%:*}; M=${pt#*:}
-        read -r s1 s2 < <(default_names "$sh" a16w4 "$M")
+        # A point is shape:M or shape:M:dtype (a16w4 when left out; session 28 added a8w4).
+        sh=${pt%%:*}; rest=${pt#*:}; M=${rest%%:*}; dt=a16w4; [ "$rest" != "$M" ] && dt=${rest#*:}
+        read -r s1 s2 < <(default_names "$sh" $dt "$M")
         case $s1 in *_ks[0-9]_gi_*) echo "  $sh M=$M: stage one $s1 splits K, skipped"; continue ;; esac
         t1=${s1/_gi_dw/_tm_gi_dw}; t2=${s2/_ks/_tm_ks}
-        rounds raster "$sh" a16w4 "$M" "$s1,$s2" "$t1,$t2" "$s1,$t2"
+        rounds raster_$dt "$sh" $dt "$M" "$s1,$s2" "$t1,$t2" "$s1,$t2"
+      done ;;
+    tmcheck)
+      # Session 28's default (tile-major grids for the 16- and 64-token pairs) against the same
+      # kernels with the blocks on x, at points the raster parts did not measure; where the
+      # default has no tile-major kernel (8-token blocks), the default against it tile-major.
+      for pt in ${TMCHECK_POINTS:-5120,640,128,3:256 5120,2304,96,6:128 5120,640,128,3:1024 5120,640,384,6:4096:a8w4 5120,640,384,6:64}; do
+        sh=${pt%%:*}; rest=${pt#*:}; M=${rest%%:*}; dt=a16w4; [ "$rest" != "$M" ] && dt=${rest#*:}
+        read -r s1 s2 < <(default_names "$sh" $dt "$M")
+        if [[ $s1 == *_tm_* || $s2 == *_tm_* ]]; then
+          rounds tmcheck_$dt "$sh" $dt "$M" "$s1,$s2" "${s1/_tm_/_},${s2/_tm_/_}"
+        else
+          t1=$s1; [[ $s1 == *_ks[0-9]_gi_* ]] || t1=${s1/_gi_dw/_tm_gi_dw}
+          rounds tmcheck_$dt "$sh" $dt "$M" "$s1,$s2" "$t1,${s2/_ks/_tm_ks}"
+        fi
       done ;;
     raster_named)
       # The same with the default's kernels named (the 64-token pair at M = 4096, the 16-token
