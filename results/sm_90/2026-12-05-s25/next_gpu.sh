@@ -46,6 +46,9 @@
 # raster_named (which add _tm to the default's names) now only apply where the default is not.
 #   part tmcheck: the default against the same kernels with the blocks on x where it is
 #                tile-major, else against itself tile-major (TMCHECK_POINTS: shape:M[:dtype]).
+# What the next GPU session runs first: gpu (its [gpu] section now gates the default pair in the
+# other grid order, not yet run in that form), l2prof (what DRAM and L2 carry with tile-major
+# grids), table on an H200, then wide (with ../2026-12-06-s27/unlanded_wide_warpgroups.patch).
 # Wrap a call in `timeout` below the device limit and pack $OUT into one archive after it: the
 # device returns at most 8 files, so a killed call loses what this script has not archived.
 #   part pairgates: the [gpu] gates' pair-tile section on the A16W4 backbone (its boundaries,
@@ -187,6 +190,7 @@ for part in "$@"; do
         sh=${pt%%:*}; rest=${pt#*:}; M=${rest%%:*}; dt=a16w4; [ "$rest" != "$M" ] && dt=${rest#*:}
         read -r s1 s2 < <(default_names "$sh" $dt "$M")
         case $s1 in *_ks[0-9]_gi_*) echo "  $sh M=$M: stage one $s1 splits K, skipped"; continue ;; esac
+        case $s1$s2 in *_tm_*) echo "  $sh M=$M: the default is tile-major already (part tmcheck), skipped"; continue ;; esac
         t1=${s1/_gi_dw/_tm_gi_dw}; t2=${s2/_ks/_tm_ks}
         rounds raster_$dt "$sh" $dt "$M" "$s1,$s2" "$t1,$t2" "$s1,$t2"
       done ;;
@@ -218,10 +222,11 @@ for part in "$@"; do
       # Nsight Compute at EP M = 4096: the default's 64-token pair in its grid order and
       # tile-major, each stage: L2 and DRAM throughput, L1 <- L2 bytes, tensor pipe, stalls.
       NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-      tm=moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks1_dw0_atomic
-      for cfg in default "$tm"; do
+      # (Session 28: the default is tile-major now, so the blocks-on-x pair is named.)
+      onx=moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic
+      for cfg in "$onx" default; do
         for k in moe_stage1 moe_stage2; do
-          n=l2prof_${k}_$([ "$cfg" = default ] && echo default || echo tile_major)
+          n=l2prof_${k}_$([ "$cfg" = default ] && echo tile_major_default || echo blocks_on_x)
           step $n 120 $NCU --clock-control none -k regex:$k -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
             --section WarpStateStats --section Occupancy \
             --metrics "lts__t_bytes.sum,lts__t_bytes.sum.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__m_xbar2l1tex_read_bytes.sum" \
