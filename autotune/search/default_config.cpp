@@ -243,12 +243,13 @@ void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, 
 // A8W4 at 16 tokens per expert and more runs the A16W4 kernels (the twin in default_config) and
 // takes their grids with them: backbone M = 4096 2077.7 / 2076.4 -> 1866.4 / 1841.9. A8W4's own
 // e4m3 kernels were not measured tile-major and keep the blocks on x. A stage one split over K
-// (its cluster along z) keeps its order (validity.cpp). A grid's y holds at most 65535 blocks,
-// so M past that keeps the blocks on x (render.cpp's plan_launch refuses such a launch).
+// (its cluster along z) keeps its order: the rules refuse the pair (validity.cpp). A grid's y
+// holds at most tile_major_max_blocks blocks, so M past that keeps the blocks on x (plan_launch
+// refuses such a launch).
 void tile_major_grids(DefaultConfigs& d, std::int64_t M, Arch arch, const moe::MoeShape& shape) {
   for (KernelConfig* s : {&d.stage1, &d.stage2}) {
-    if (!s->wgmma || s->dtype != DtypePath::a16w4 || (s->stage == 1 && s->ksplit > 1)) continue;
-    if (plan_launch(*s, arch, shape, M).max_sorted_blocks > 65535) continue;
+    if (!s->wgmma || s->dtype != DtypePath::a16w4) continue;
+    if (max_sorted_blocks(shape, M, s->block_m) > tile_major_max_blocks) continue;
     KernelConfig trial = *s;
     trial.tile_major = true;
     if (!check_config(trial, arch, shape)) *s = trial;

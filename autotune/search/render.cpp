@@ -95,25 +95,28 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
   return out;
 }
 
-LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape, std::int64_t M) {
-  LaunchPlan plan;
-  auto const t = kernel_traits(cfg, arch);
+std::int64_t max_sorted_blocks(const moe::MoeShape& shape, std::int64_t M, int block_m) {
   std::int64_t const slots = M * shape.topk;
-  std::int64_t const bm = cfg.block_m;
-  // The one capacity rule, shared with the CPU reference's sort (moe/sorting.hpp).
-  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
+  std::int64_t const bm = block_m;
   // num_blocks <= (slots + min(E, slots) * (bm-1)) / bm: a much tighter grid than
   // capacity/bm at decode sizes, where most experts receive nothing.
   std::int64_t const touched = std::min<std::int64_t>(shape.experts, slots);
-  plan.max_sorted_blocks = std::max<std::int64_t>(
-      1, std::min(plan.sort_capacity / bm, (slots + touched * (bm - 1)) / bm));
+  return std::max<std::int64_t>(
+      1, std::min(moe::sort_capacity(M, shape.topk, shape.experts, block_m) / bm, (slots + touched * (bm - 1)) / bm));
+}
+
+LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape, std::int64_t M) {
+  LaunchPlan plan;
+  auto const t = kernel_traits(cfg, arch);
+  // The one capacity rule, shared with the CPU reference's sort (moe/sorting.hpp).
+  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
+  plan.max_sorted_blocks = max_sorted_blocks(shape, M, cfg.block_m);
+  if (cfg.tile_major && plan.max_sorted_blocks > tile_major_max_blocks)
+    throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's {} rows", cfg.name(),
+                            plan.max_sorted_blocks, M, tile_major_max_blocks));
   auto const blocks = static_cast<std::uint32_t>(plan.max_sorted_blocks);
   auto const tiles =
       static_cast<std::uint32_t>(((cfg.stage == 1 ? shape.inter : shape.hidden) + cfg.block_n - 1) / cfg.block_n);
-  // Tile-major (KernelConfig::tile_major): the blocks on y, whose limit is 65535.
-  if (cfg.tile_major && blocks > 65535u)
-    throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's 65535 rows", cfg.name(),
-                            blocks, M));
   auto const splits = static_cast<std::uint32_t>(std::max(1, cfg.ksplit));
   auto const stage = KernelLaunch{
       stage_kernel(cfg, arch),
@@ -133,7 +136,7 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
     // Both stage-two modes end in moe_reduce_y: reduce sums each token's topk fp32 partial
     // rows; atomic rounds its fp32 accumulator acc[M][H] (topk = 1), which stage one clears.
     bool const atomic = cfg.stage2_mode == Stage2Mode::atomic;
-    plan.partial_bytes = (atomic ? M : slots) * shape.hidden * 4;
+    plan.partial_bytes = (atomic ? M : M * shape.topk) * shape.hidden * 4;
     if (atomic) plan.accumulator_words = plan.partial_bytes / 16;
     plan.launches.push_back(stage);
     auto const grid = std::max<std::int64_t>(1, (M * shape.hidden / 4 + aux_threads - 1) / aux_threads);

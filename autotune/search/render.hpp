@@ -54,6 +54,14 @@ struct LaunchPlan {
   std::int64_t upcast_ctas = 0;
 };
 
+// The most sorted blocks of block_m slots that M tokens can fill (the stage kernels' grid over
+// blocks; CTAs past the sort's num_blocks exit).
+[[nodiscard]] std::int64_t max_sorted_blocks(const moe::MoeShape& shape, std::int64_t M, int block_m);
+
+// A grid's y holds at most this many CTAs, so a tile-major stage (KernelConfig::tile_major: the
+// sorted blocks on y) launches at most this many blocks; plan_launch refuses more.
+inline constexpr std::int64_t tile_major_max_blocks = 65535;
+
 // Launch geometry for M tokens of the shape (shape.tokens is ignored; M is explicit because a
 // bucket may be timed at another M).
 [[nodiscard]] LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape,
