@@ -237,8 +237,8 @@ struct MoeConfig {
   static_assert(!wgmma || (path == path_sm80 && kpack == 1 && !w_bf16 && w_tiled),
                 "wgmma: sm_90, kpack 1, MXFP4 weights in the wgmma tile layout");
   static_assert(wgmma == w_tiled, "the wgmma tile layout is read by the wgmma main loop only");
-  static_assert(!wgmma || ((warps == 4 || warps == 8) && nv == 16 * warps),
-                "wgmma: 4 or 8 warps (one or two warpgroups), one 16-row weight fragment per warp");
+  static_assert(!wgmma || ((warps == 4 || warps == 8 || warps == 12) && nv == 16 * warps),
+                "wgmma: 4, 8 or 12 warps (one to three warpgroups), one 16-row weight fragment per warp");
   static_assert(!wgmma || (block_m == 8 || block_m == 16 || block_m == 32 || block_m == 64 || block_m == 128),
                 "wgmma: block_m (the MMA's N) 8, 16, 32, 64 or 128");
   static_assert(!wgmma || block_k == 128 || block_k == 256, "wgmma: block_k 128 or 256 (an even number of 64-K steps)");

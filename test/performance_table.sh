@@ -52,6 +52,7 @@ wg8_s18=${s1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0,${s2}t8x128x128_w8_kp1_
 wg8_s27=${s1}t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_gi_dw0,${s2}t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_ks1_dw0_atomic  # sessions 24-27's from 0.15 (blocks on x)
 wg16_s27=${s1}t16x64x256_w8_kp1_nk16_wv0_st4_wg_gi_dw0,${s2}t16x64x128_w4_kp1_nk16_wv0_st3_wg_k16_ks1_dw0_atomic  # session 27's 16-token from 7 per expert (blocks on x)
 wg64_s20=${s1}t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic  # sessions 20-27's 64-token (blocks on x)
+wg64_s28=${s1}t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_gi_dw0,${s2}t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks1_dw0_atomic  # session 28's 64-token (tile-major); EP's default from 128 per expert is session 29's 128-token pair on three warpgroups
 # A8W4 (fp8 activations): session 9's default pairs (the 8-token swapped pair with per-element
 # fp8 decode, the fragment-decode pairs into e4m3 MMAs) and the e4m3 wgmma pairs.
 a1=moetune_s1_a8w4_fp8_
@@ -91,7 +92,7 @@ bench() {  # bench NAME ARGS...: one bench run, its JSON and Markdown table kept
 bench backbone --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
 bench backbone_16384 --shape 5120,640,384,6 --m 16384 --samples 3 --config default "$staged128" "$wg64_s15" "$wg64_s20"
 bench draft --shape 5120,640,128,3 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
-bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20"
+bench ep --shape 5120,2304,96,6 --m 1 8 64 512 4096 --samples 7 --config default "$swapped8" "$fd16" "$fd32" "$wg8_s10" "$wg8_s14" "$wg16" "$wg64" "$mixed1_s15" "$wg8_s15" "$wg16_s15" "$wg64_s15" "$wg8_s18" "$wg8_s27" "$wg16_s27" "$wg64_s20" "$wg64_s28"
 bench backbone_a8w4 --shape 5120,640,384,6 --dtype a8w4 --m 1 8 64 512 4096 --samples 7 --config default "$a8_swapped8" "$a8_fd16" "$a8_fd32" "$a8_wg8_s11" "$a8_wg16" "$a8_wg64" "$a8_hb8" "$a8_hb16" "$a8_hb64" "$a8_xh1" "$a8_xh8" "$a8_xh8w" "$a8_xh16" "$a8_xh64"
 bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --config default --no-launch-overlap
 {

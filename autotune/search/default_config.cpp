@@ -65,7 +65,11 @@ bool prefer_repacked(KernelConfig& c, int waves, Arch arch, const moe::MoeShape&
 std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double per_expert, Arch arch,
                                             const moe::MoeShape& shape) {
   bool const a16w4 = shape.dtype == DtypePath::a16w4;
-  int const bm = per_expert < (a16w4 ? 6 : 3) ? 8 : per_expert < 16 ? 16 : 64;
+  // A16W4 from 128 tokens per expert where I is long (stage two reduces 16 or more 128-K
+  // k-tiles): 128-token blocks on three warpgroups (below, session 29).
+  bool const long_stage2_k = shape.inter >= 16 * 128;
+  bool const three_warpgroups = a16w4 && per_expert >= 128 && long_stage2_k;
+  int const bm = per_expert < (a16w4 ? 6 : 3) ? 8 : per_expert < 16 ? 16 : three_warpgroups ? 128 : 64;
   DefaultConfigs d = base;
   both_stages(d, bm, false, false);
   for (KernelConfig* s : {&d.stage1, &d.stage2}) {
@@ -152,7 +156,6 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // M = 128 (8) 737.6 / 737.7 -> 730.8 / 730.5, draft M = 512 (12) 336.4 / 335.6 -> 325.7 /
   // 324.8; at 6 per expert (draft M = 256) level (292.8 / 292.8 -> 292.7 / 295.1), so below 7
   // the ring of 3 stays.
-  bool const long_stage2_k = shape.inter >= 16 * 128;
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
     if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
@@ -164,6 +167,33 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     if (bm == 16) s2.wgmma_k16 = true;
     if (bm == 64) {
       for (KernelConfig* s : {&s1, &s2}) s->wgmma_k16 = true, s->waves = 3;
+    }
+    // Session 29 (results/sm_90/2026-12-06-s29, H100, two rounds in reverse order, whole MoE,
+    // us). With the tile-major grid the 64-token pair no longer waits on DRAM (Nsight Compute,
+    // EP M = 4096: stage one DRAM 19.9 % and L2 63.8 %, stage two 35.3 % / 57.8 %) but on
+    // issue: the tensor pipe 50 % / 47 % busy, the issue slots 58.5 %, 10.1 cycles between a
+    // warp's instructions at 6 warps per scheduler, each weight decoded once per 64 tokens.
+    // 128-token blocks decode it once per 128 tokens; on two warpgroups (140 registers, one
+    // 8-warp CTA per SM) too few warps hide the latency, on three (12 warps, 192 / 384 weight
+    // rows per CTA, 124 registers, one CTA per SM) the pair took EP (I = 2304) M = 4096 (256
+    // tokens per expert) from 4509.0 / 4548.2 to 4193.6 / 4205.1 (stage one 2886 -> 2586; two
+    // warpgroups: 4398.7 / 4388.0), M = 2048 (128) from 2425.9 / 2421.2 to 2331.9 / 2330.3
+    // (stage one 1538 -> 1433, stage two 864 -> 878) and M = 8192 (512) from 8536.9 / 8567.1
+    // to 7778.9 / 7827.3; A8W4's twin (below) at EP M = 4096 4447.1 / 4499.8 -> 4221.6 /
+    // 4259.0. At I = 640 it lost at every M measured: backbone M = 4096 (64) 1870.2 / 1878.5 ->
+    // 2141.2 / 2141.7, M = 8192 (128) 3229.8 / 3220.5 -> 3508.1 / 3515.6, M = 16384 (256)
+    // 6022.9 / 6019.4 -> 6391.5 / 6371.7, draft M = 8192 (192) 1639.1 / 1634.8 -> 1693.8 /
+    // 1693.8, A8W4's twin on the backbone at M = 8192 3250.2 / 3246.8 -> 3586.0 / 3576.7: its
+    // stage two ran 5-20 % slower there (five 128-K k-tiles per CTA, so one CTA per SM runs its
+    // copies and its epilogue unhidden) while its stage one was level at 128 tokens per expert
+    // and 6 % faster at 256 (3131.6 -> 2955.2); both stages read one sort, so they share the
+    // block. A ring of 4 lost everywhere (EP M = 2048 2479.4 / 2486.6). Hence 128 tokens per
+    // expert and the long I of the split stage two's rule (16 or more 128-K k-tiles).
+    if (bm == 128) {
+      for (KernelConfig* s : {&s1, &s2}) {
+        s->wgmma_k16 = true, s->waves = 0, s->warps = 12;
+        s->block_n = (s->stage == 1 ? 8 : 16) * s->warps;
+      }
     }
     if (!check_config(s1, arch, shape)) d.stage1 = s1;
     if (!check_config(s2, arch, shape)) d.stage2 = s2;

@@ -4,7 +4,8 @@
 // in default_config.cpp), in the order it is tried, M*topk/E expected tokens per expert:
 //   sm_90a wgmma:   A16W4 from 0.04 (below, where its stage one has >= 96 CTAs: experts
 //                   reached x I / 32), A8W4 (OCP e4m3) from 0.1 tokens per expert, where K fits
-//                   the wgmma tiles: block_m 8 below 6 (A8W4: 3), 16 below 16, else 64; two
+//                   the wgmma tiles: block_m 8 below 6 (A8W4: 3), 16 below 16, else 64 (A16W4
+//                   from 128 where I >= 2048: 128 on three warpgroups, 96 / 192 columns); two
 //                   warpgroups (stage one 64 h columns, stage two 128 y columns; A16W4's
 //                   8-token stage one one warpgroup of 32 below 0.15), rings of 4; A16W4:
 //                   rings of 3 for the 8-token stage one from 0.15 and stage two from 0.1

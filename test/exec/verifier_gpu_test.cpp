@@ -237,8 +237,12 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
     // sm_90a, MXFP4, K in 64s (A8W4: in 128s and whole k-tiles, at most 64 tokens): verified
     // where the rules accept it, and elsewhere the rules must refuse it. 64: the performance
     // table's 8-warp pair, whose 1-2-token blocks at M = 8 once went wrong while every other
-    // block size passed (session 13).
-    for (int bm : {8, 32, 64, 128}) {
+    // block size passed (session 13). 128 also on three warpgroups (12 warps, 192 / 384 weight
+    // rows per CTA, partial column tiles at I = 640 and H = 5120): session 29's default from
+    // 128 tokens per expert, and A8W4's twin with it.
+    for (auto const& block : {std::pair{8, 4}, std::pair{32, 4}, std::pair{64, 8}, std::pair{128, 8},
+                              std::pair{128, 12}}) {
+      int const bm = block.first, warps = block.second;  // tokens per block, warps per CTA
       auto wg = [&](search::KernelConfig c) {
         c.swap_ab = false;
         c.staged = false;
@@ -251,7 +255,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         c.nonkdim = 16;
         c.kpack = 1;
         c.block_m = bm;
-        c.warps = bm >= 64 ? 8 : 4;
+        c.warps = warps;
         c.block_n = (c.stage == 1 ? 8 : 16) * c.warps;
         c.block_k = c.stage == 1 && bm <= 32 ? 256 : 128;
         c.stages = bm == 128 ? 3 : 4;
@@ -261,7 +265,7 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
         return c;
       };
       auto const s1 = wg(defaults.stage1), s2 = wg(defaults.stage2);
-      CAPTURE(bm, s1.name(), s2.name());
+      CAPTURE(bm, warps, s1.name(), s2.name());
       bool const a8w4 = base_shape.dtype == moe::DtypePath::a8w4;
       auto const fits = [&](std::int64_t k, int bk) { return k % 64 == 0 && (!a8w4 || (k % 128 == 0 && k % bk == 0)); };
       bool const valid = sm90_mxfp4 && fits(base_shape.hidden, s1.block_k) && fits(base_shape.inter, s2.block_k) &&
@@ -292,6 +296,9 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       for (int ks : {2, 8, 5}) {
         auto split = s1;
         split.ksplit = ks;
+        // A stage one split over K keeps the sorted blocks on x (the rules), so the split of the
+        // tile-major default pair (session 28) is its blocks-on-x form.
+        split.tile_major = false;
         CAPTURE(split.name());
         if (search::check_config(split, arch, base_shape)) {
           CHECK(ks > 2);  // K too short for that many ranks

@@ -78,12 +78,14 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   // 6 experts x 640 / 32 = 120, session 16): 8-token blocks below 6 tokens per expert (stage
   // one one warpgroup of 32 rows below 0.15), 16-token blocks below 16, 64-token blocks above
   // (two warpgroups), rings of 4 (3 from 0.15 tokens per expert, session 15), 256-K stage-one
-  // tiles for the small blocks.
+  // tiles for the small blocks. (Its I = 640 keeps the 64-token pair at every M: session 29's
+  // 128-token pair is for a long I, below.)
   for (auto const e : {Expect{1, false, false, false, true, 8}, Expect{2, false, false, false, true, 8},
                        Expect{4, false, false, false, true, 8},
                        Expect{8, false, false, false, true, 8}, Expect{128, false, false, false, true, 8},
                        Expect{320, false, false, false, true, 8}, Expect{512, false, false, false, true, 16},
-                       Expect{4096, false, false, false, true, 64}, Expect{16384, false, false, false, true, 64}}) {
+                       Expect{4096, false, false, false, true, 64}, Expect{8192, false, false, false, true, 64},
+                       Expect{16384, false, false, false, true, 64}}) {
     auto const d = checked_default(shape, e);
     CHECK(search::weight_layout(d.stage2) == search::WeightLayout::wgmma_tiles);
     // Session 24: the bounded 8-token stage two (from 0.1 tokens per expert: M = 8 on) is one
@@ -169,6 +171,32 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       CHECK(d.stage2.name() == (split ? "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_tm_ks2_dw0_atomic"
                                       : "moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k16_tm_ks1_dw0_atomic"));
       if (split) CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0");
+    }
+    // Session 29: EP (I = 2304, a long stage two) from 128 tokens per expert (M = 2048: 128;
+    // 2047 just below) takes the 128-token pair on three warpgroups, the kernels its
+    // measurement named; past 65535 of its blocks (M = 2^21) their grids keep the blocks on x.
+    CHECK(checked_default(ep, Expect{2047, false, false, false, true, 64}).stage1.warps == 8);
+    for (std::int64_t M : {2048, 4096}) {
+      auto const d = checked_default(ep, Expect{M, false, false, false, true, 128});
+      CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t128x96x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0");
+      CHECK(d.stage2.name() == "moetune_s2_a16w4_bf16_t128x192x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_ks1_dw0_atomic");
+    }
+    // A8W4 there takes them as its twin (x and h in bf16), as it takes the 64-token pair.
+    {
+      auto a8ep = ep;
+      a8ep.dtype = moe::DtypePath::a8w4;
+      a8ep.fp8_flavor = moe::Fp8Flavor::ocp;
+      auto const d = checked_default(a8ep, Expect{4096, false, false, false, true, 128});
+      CHECK(d.stage1.x_bf16);
+      CHECK(d.stage2.h_bf16);
+      CHECK(d.stage1.warps == 12);
+      CHECK(d.stage2.warps == 12);
+    }
+    {
+      auto const d = checked_default(ep, Expect{std::int64_t{1} << 21, false, false, false, true, 128});
+      CHECK(d.stage1.warps == 12);
+      CHECK_FALSE(d.stage1.tile_major);
+      CHECK_FALSE(d.stage2.tile_major);
     }
     // The draft at M = 2 (6 experts x 20 = 120 CTAs) splits in 4, at M = 4 (240) in 2.
     CHECK(checked_default(draft, Expect{2, false, false, false, true, 8}).stage1.ksplit == 4);

@@ -87,7 +87,11 @@ TEST_CASE("ci.json keeps 4 to 24 valid variants per stage per arch", "[search]")
                                  c.pruned_reason.value_or("").find("h_bf16 1 with") == 0;
         bool const xb_not_a8w4 = c.config.x_bf16 && d != moe::DtypePath::a8w4 &&
                                  c.pruned_reason.value_or("").find("x_bf16 1 with") == 0;
-        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4 || xb_not_a8w4));
+        // The 128-token three-warpgroup pair (session 29) is A16W4's; A8W4 compiles it only as
+        // the twin reading x and keeping h in bf16, its own e4m3 kernels stop at 64 tokens.
+        bool const a8w4_128 = d == moe::DtypePath::a8w4 && c.config.block_m == 128 &&
+                              c.pruned_reason.value_or("").find("block_m 128 with a8w4 wgmma") == 0;
+        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4 || xb_not_a8w4 || a8w4_128));
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
@@ -259,7 +263,7 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   k = wg, k.warps = 8, k.block_n = 64;
   CHECK(!check_config(k, Arch::sm_90));
   k = wg, k.warps = 2, k.block_n = 16;
-  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 2 with wgmma: 4 or 8"));
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 2 with wgmma: 4, 8 or 12"));
   k = wg, k.block_k = 64;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 64 with wgmma: 128 or 256"));
   k = wg, k.stages = 2;

@@ -49,6 +49,12 @@
 # What the next GPU session runs first: gpu (its [gpu] section now gates the default pair in the
 # other grid order, not yet run in that form), l2prof (what DRAM and L2 carry with tile-major
 # grids), table on an H200, then wide (with ../2026-12-06-s27/unlanded_wide_warpgroups.patch).
+# Session 29 ran l2prof + gpu (the [gpu] suite failed only where its split of the tile-major
+# default pair met the rule against a tile-major split; fixed), then prof + wide (the 128-token
+# pair on three warpgroups won at EP M = 4096), then t128check + gpu on the tree that makes it
+# the default from 128 tokens per expert.
+#   part t128check: that default against the 64-token pair it replaced (T128_POINTS).
+#   part prof:   Nsight Compute's issue, pipe and stall view of the default (PROF_POINTS).
 # Wrap a call in `timeout` below the device limit and pack $OUT into one archive after it: the
 # device returns at most 8 files, so a killed call loses what this script has not archived.
 #   part pairgates: the [gpu] gates' pair-tile section on the A16W4 backbone (its boundaries,
@@ -80,7 +86,7 @@ step() {  # name limit cmd...
 }
 bench() {  # name args...
   local n=$1; shift; local s=$SECONDS
-  timeout 200 $b/bin/moe-tune bench --samples 9 --cache-dir "$cache" "$@" \
+  timeout 200 ${BENCH_BIN:-$b/bin/moe-tune} bench --samples 9 --cache-dir "$cache" "$@" \
     --json "$out/bench_$n.json" --markdown "$out/bench_$n.md" > "$out/bench_$n.log" 2>&1
   echo "bench $n: exit $?, $((SECONDS - s)) s"
   python3 - "$out/bench_$n.json" <<'EOF'
@@ -167,13 +173,23 @@ for part in "$@"; do
     wide)
       # More weight rows per token row: three and four warpgroups (192 and 256 weight rows per
       # 64-token block) with the k16 decode, 2 and 1 CTAs per SM, whole pairs and each stage alone.
-      w12=moetune_s1_a16w4_bf16_t64x96x128_w12_kp1_nk16_wv2_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x192x128_w12_kp1_nk16_wv2_st3_wg_k16_ks1_dw0_atomic
-      w16=moetune_s1_a16w4_bf16_t64x128x128_w16_kp1_nk16_wv1_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x256x128_w16_kp1_nk16_wv1_st3_wg_k16_ks1_dw0_atomic
+      # (tile-major since session 28, as the default they are timed against)
+      w12=moetune_s1_a16w4_bf16_t64x96x128_w12_kp1_nk16_wv2_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t64x192x128_w12_kp1_nk16_wv2_st3_wg_k16_tm_ks1_dw0_atomic
+      # Session 29: the 128-token k16 pair tile-major (140-142 registers, 1 CTA per SM), last
+      # measured with its blocks on x (session 19, -0.5 % at EP M = 4096).
+      t128=moetune_s1_a16w4_bf16_t128x64x128_w8_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t128x128x128_w8_kp1_nk16_wv0_st3_wg_k16_tm_ks1_dw0_atomic
+      # and the same with three warpgroups (124 registers, 1 CTA per SM of 12 warps).
+      t128w12=moetune_s1_a16w4_bf16_t128x96x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t128x192x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_ks1_dw0_atomic
+      w16=moetune_s1_a16w4_bf16_t64x128x128_w16_kp1_nk16_wv1_st3_wg_k16_tm_gi_dw0,moetune_s2_a16w4_bf16_t64x256x128_w16_kp1_nk16_wv1_st3_wg_k16_tm_ks1_dw0_atomic
+      # (Session 29: the patch's binary is carried as bin/moe-tune-wide, so the same call runs
+      # the other parts with the tree's own binary.)
+      [ -x $b/bin/moe-tune-wide ] && export BENCH_BIN=$b/bin/moe-tune-wide
       for pt in ${WIDE_POINTS:-5120,2304,96,6:4096 5120,640,384,6:4096}; do
         sh=${pt%:*}; M=${pt#*:}
         read -r s1 s2 < <(default_names "$sh" a16w4 "$M")
-        rounds wide "$sh" a16w4 "$M" "$s1,$s2" "$w12" "$w16" "${w12%,*},$s2" "$s1,${w12#*,}"
-      done ;;
+        rounds wide "$sh" a16w4 "$M" "$s1,$s2" "$w12" "$w16" "${w12%,*},$s2" "$s1,${w12#*,}" "$t128" "$t128w12"
+      done
+      unset BENCH_BIN ;;
     pair)
       p128=moetune_s1_a16w4_bf16_t128x32x64_w8_kp1_nk16_wv3_st3_wg_wp_gi_dw0,moetune_s2_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv3_st3_wg_wp_ks1_dw0_atomic
       p128r4=moetune_s1_a16w4_bf16_t128x32x64_w8_kp1_nk16_wv0_st4_wg_wp_gi_dw0,moetune_s2_a16w4_bf16_t128x64x64_w8_kp1_nk16_wv0_st4_wg_wp_ks1_dw0_atomic
@@ -232,6 +248,43 @@ for part in "$@"; do
             --metrics "lts__t_bytes.sum,lts__t_bytes.sum.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__m_xbar2l1tex_read_bytes.sum" \
             $b/bin/moe-tune bench --shape 5120,2304,96,6 --dtype a16w4 --m 4096 --samples 1 --repeats 1 --cache-dir "$cache" --config "$cfg"
           grep -E "Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|lts__t_bytes|xbar2l1tex|gmma|Achieved Occupancy|Warp Cycles Per Issued" "$out/$n.log" | head -14
+        done
+      done ;;
+    t128check)
+      # Session 29's default from 128 tokens per expert (the 128-token pair on three warpgroups)
+      # against the 64-token pair it replaced (the same names with t64/w8/waves 3), two rounds
+      # in reverse order; T128_POINTS shape:M[:dtype].
+      for pt in ${T128_POINTS:-5120,2304,96,6:2048 5120,640,384,6:8192 5120,640,384,6:8192:a8w4 5120,640,128,3:8192}; do
+        sh=${pt%%:*}; rest=${pt#*:}; M=${rest%%:*}; dt=a16w4; [ "$rest" != "$M" ] && dt=${rest#*:}
+        read -r s1 s2 < <(default_names "$sh" $dt "$M")
+        # (Where the default is the 64-token pair, against the 128-token one: after session 29's
+        # rule, which takes it only for a long I. Its first call also timed the 128-token pair
+        # with a ring of 4, which lost everywhere.)
+        case $s1 in
+          *_t128x96x128_w12_kp1_nk16_wv0_*) o1=${s1/_t128x96x128_w12_kp1_nk16_wv0_/_t64x64x128_w8_kp1_nk16_wv3_}
+                                             o2=${s2/_t128x192x128_w12_kp1_nk16_wv0_/_t64x128x128_w8_kp1_nk16_wv3_} ;;
+          *_t64x64x128_w8_kp1_nk16_wv3_*) o1=${s1/_t64x64x128_w8_kp1_nk16_wv3_/_t128x96x128_w12_kp1_nk16_wv0_}
+                                           o2=${s2/_t64x128x128_w8_kp1_nk16_wv3_/_t128x192x128_w12_kp1_nk16_wv0_} ;;
+          *) echo "  $sh M=$M: stage one $s1 is neither the 128- nor the 64-token pair, skipped"; continue ;;
+        esac
+        rounds t128_$dt "$sh" $dt "$M" "$s1,$s2" "$o1,$o2"
+      done ;;
+    prof)
+      # Session 29: where the tile-major default's time goes now that DRAM is no longer its limit
+      # (l2prof: EP M = 4096 stage one DRAM 19.9 %, L2 63.8 %; stage two 35.3 % / 57.8 %): issue
+      # slots, pipes, warp stalls per issued instruction and the instruction mix, per stage of
+      # the default at each PROF_POINTS shape:M.
+      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      for pt in ${PROF_POINTS:-5120,2304,96,6:4096}; do
+        sh=${pt%%:*}; M=${pt#*:}
+        for k in moe_stage1 moe_stage2; do
+          n=prof_${k}_${sh//,/_}_M$M
+          step $n 150 $NCU --clock-control none -k regex:$k -c 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+            --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section InstructionStats \
+            --metrics "regex:^sm__pipe_.*(tensor|gmma|alu|fma|fmaheavy|shared).*cycles_active.avg.pct_of_peak_sustained_active$,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active.ratio$,regex:^sm__ops_path_tensor_src_bf16_dst_fp32.sum$,smsp__inst_executed.sum,regex:^smsp__inst_executed_op_.*sum$" \
+            $b/bin/moe-tune bench --shape "$sh" --dtype a16w4 --m "$M" --samples 1 --repeats 1 --cache-dir "$cache" --config default
+          grep -E "Duration|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Registers Per|tensor|gmma|inst_executed.sum " "$out/$n.log" | head -16
+          grep -E "issue_stalled" "$out/$n.log" | sort -k3 -g -r | head -8
         done
       done ;;
     table)
