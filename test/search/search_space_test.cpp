@@ -264,6 +264,16 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK(!check_config(k, Arch::sm_90));
   k = wg, k.warps = 2, k.block_n = 16;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 2 with wgmma: 4, 8 or 12"));
+  // Three warpgroups (session 29): 12 warps with wgmma (the 128-token pair, one CTA per SM), but
+  // neither four warpgroups nor 12 warps in any other main loop (a power of two there).
+  k = wg, k.warps = 12, k.block_n = 96, k.block_m = 128, k.block_k = 128, k.stages = 3, k.wgmma_k16 = true;
+  CHECK(!check_config(k, Arch::sm_90, backbone()));
+  k.stage = 2, k.block_n = 192;
+  CHECK(!check_config(k, Arch::sm_90, backbone()));
+  k = wg, k.warps = 16, k.block_n = 128;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 16 with wgmma: 4, 8 or 12"));
+  k = wg, k.wgmma = false, k.warps = 12, k.block_n = 96;
+  CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 12 is not a power of two"));
   k = wg, k.block_k = 64;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 64 with wgmma: 128 or 256"));
   k = wg, k.stages = 2;

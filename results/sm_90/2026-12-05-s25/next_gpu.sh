@@ -51,8 +51,13 @@
 # grids), table on an H200, then wide (with ../2026-12-06-s27/unlanded_wide_warpgroups.patch).
 # Session 29 ran l2prof + gpu (the [gpu] suite failed only where its split of the tile-major
 # default pair met the rule against a tile-major split; fixed), then prof + wide (the 128-token
-# pair on three warpgroups won at EP M = 4096), then t128check + gpu on the tree that makes it
-# the default from 128 tokens per expert.
+# pair on three warpgroups won at EP M = 4096), then gpu + t128check + prof on the tree that made
+# it the default from 128 tokens per expert, then t128check at three more points (the rule since:
+# from 128 tokens per expert where I >= 2048). (part wide now needs a binary built with 16 warps
+# allowed for its w16 pair; 12 are allowed since session 29.)
+# What the next GPU session runs first: gpu (the final rule's tree; its kernels passed there),
+# table on an H200 (docs/performance.md; its EP rows now include session 28's 64-token pair,
+# wg64_s28, beside the new default), then prof at the 16-token points (backbone M = 512).
 #   part t128check: that default against the 64-token pair it replaced (T128_POINTS).
 #   part prof:   Nsight Compute's issue, pipe and stall view of the default (PROF_POINTS).
 # Wrap a call in `timeout` below the device limit and pack $OUT into one archive after it: the
