@@ -77,7 +77,7 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     s->fragment_decode = false;
     s->repacked = false;
     s->warps = 8;
-    s->block_n = (s->stage == 1 ? 8 : 16) * s->warps;
+    s->block_n = wgmma_block_n(s->stage, s->warps);
     s->block_k = 128;
     s->stages = 4;
     s->waves = 0;
@@ -192,7 +192,7 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
     if (bm == 128) {
       for (KernelConfig* s : {&s1, &s2}) {
         s->wgmma_k16 = true, s->waves = 0, s->warps = 12;
-        s->block_n = (s->stage == 1 ? 8 : 16) * s->warps;
+        s->block_n = wgmma_block_n(s->stage, s->warps);
       }
     }
     if (!check_config(s1, arch, shape)) d.stage1 = s1;

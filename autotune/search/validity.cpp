@@ -94,7 +94,7 @@ void wgmma_rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape, A
   // CTA of 12 warps per SM (124 registers), the default from 128 tokens per expert.
   if (c.warps != 4 && c.warps != 8 && c.warps != 12)
     add(fmt::format("warps {} with wgmma: 4, 8 or 12 (one to three warpgroups)", c.warps));
-  int const want_n = (c.stage == 1 ? 8 : 16) * c.warps;
+  int const want_n = wgmma_block_n(c.stage, c.warps);
   if (c.block_n != want_n)
     add(fmt::format("block_n {} with wgmma and {} warps: {} (one 16-row weight fragment per warp{})", c.block_n,
                     c.warps, want_n, c.stage == 1 ? ": 8 h columns, gate and up" : ""));
@@ -183,8 +183,8 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   }
   if (c.block_k <= 0 || c.block_k % 32 != 0)
     add(fmt::format("block_k {} is not a multiple of 32 (MX scale granularity)", c.block_k));
-  // (12 warps: the wgmma loop's three warpgroups, whose rules are wgmma_rules'.)
-  if ((!is_pow2(c.warps) && !(c.wgmma && c.warps == 12)) || c.warps > 1024 / lim.warp_size)
+  // (The wgmma loop's warp counts, 12 among them, are wgmma_rules'.)
+  if ((!c.wgmma && !is_pow2(c.warps)) || c.warps > 1024 / lim.warp_size)
     add(fmt::format("warps {} is not a power of two up to {} on {}", c.warps, 1024 / lim.warp_size, an));
   if (c.kpack != 1 && c.kpack != 2 && c.kpack != 4)
     add(fmt::format("kpack {} is not 1, 2 or 4", c.kpack));

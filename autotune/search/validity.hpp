@@ -15,6 +15,10 @@ namespace moetune::search {
 // Largest expert count the one-CTA GPU sort handles (kernels/moe_sort.cuh sort_max_experts).
 inline constexpr int sort_max_experts = 512;
 
+// block_n of a wgmma stage with `warps` warps: one 16-row weight fragment per warp, which is 8
+// h columns (gate and up rows) in stage one and 16 y columns in stage two.
+[[nodiscard]] constexpr int wgmma_block_n(int stage, int warps) { return (stage == 1 ? 8 : 16) * warps; }
+
 // The first rule the configuration breaks on this arch (shape-independent), or nullopt.
 [[nodiscard]] std::optional<std::string> check_config(const KernelConfig& cfg, Arch arch);
 // check_config plus the rules that depend on the shape (dims, data path, layout); the
