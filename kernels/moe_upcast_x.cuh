@@ -1,10 +1,11 @@
 #pragma once
 // The sort and A8W4's activations upcast to bf16, in one launch: the first launch of an A8W4
-// stage one that reads x in bf16 (`_xb`, KernelConfig::x_bf16). Its CTA 0 sorts (moe_sort.cuh's
-// sort_body); CTAs 1 .. upcast_ctas write xb[M][H] = e4m3 code x 2^scale as bf16, the MXFP8
-// activations' values (exact: 4 significant bits, and bf16 has fp32's exponent range; only
-// values below bf16's smallest subnormal, scale exponents under about -117, round to zero, as
-// the register main loop's per-CTA upcast in moe_gemm.cuh does).
+// stage one that reads x in bf16 (`_xb`, KernelConfig::x_bf16). Its first sort_ctas_for(M *
+// topk) CTAs sort (moe_sort.cuh's sort_body); the upcast_ctas after them write xb[M][H] = e4m3
+// code x 2^scale as bf16, the MXFP8 activations' values (exact: 4 significant bits, and bf16
+// has fp32's exponent range; only values below bf16's smallest subnormal, scale exponents
+// under about -117, round to zero, as the register main loop's per-CTA upcast in moe_gemm.cuh
+// does).
 // Why: the A8W4 wgmma stage one multiplies e4m3 codes per k32 step into scratch sums it scales
 // in fp32 (144-146 registers at 64 tokens, one CTA per SM; backbone M = 4096 stage one 2153 us
 // against A16W4's 1076, session 20). With x in bf16 the stage one is the A16W4 main loop and
@@ -37,25 +38,56 @@ MOETUNE_DEV void upcast_x_share(const u8* __restrict__ x, const u8* __restrict__
   }
 }
 
-// Grid: 1 + upcast_ctas CTAs of sort_threads. x: [M][H] codes, x_scales: [M][H/32], H % 32 == 0.
+// Grid: 1 + upcast_ctas CTAs of sort_threads (moe_sort_upcast_x: the one-CTA sort in CTA 0) or
+// at least sort_ctas_for(M * topk) + upcast_ctas (moe_sort_multi_upcast_x: the sort's CTAs
+// first; the host plans both like moe_sort and moe_sort_multi, moe_sort.cuh). x: [M][H] codes,
+// x_scales: [M][H/32], H % 32 == 0. Upcast CTA u takes groups u, u + upcast_ctas, ... of 512
+// threads; a CTA past the sort's and the upcast's (a grid planned for a larger M) returns.
+template <int Fp8>
+MOETUNE_DEV void upcast_cta(const u8* __restrict__ x, const u8* __restrict__ x_scales, u8* __restrict__ xb, i32 M,
+                            i32 H, i32 upcast_ctas, int u) {
+  if (u >= upcast_ctas) return;
+  i64 const groups = static_cast<i64>(M) * H / 16;
+  upcast_x_share<Fp8>(x, x_scales, xb, groups, static_cast<i64>(u) * sort_threads + thread_x(),
+                      static_cast<i64>(upcast_ctas) * sort_threads);
+}
+
 template <int Fp8>
 __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
     moe_sort_upcast_x(MOETUNE_SORT_PARAMS, const u8* __restrict__ x, const u8* __restrict__ x_scales,
                       u8* __restrict__ xb, i32 H, i32 upcast_ctas) {
   join_kernel_chain();  // the previous MoE's kernels may still read sorted_slots and xb
   if (block_x() == 0) {
-    sort_body(MOETUNE_SORT_ARGS);
+    __shared__ SortShared<false> sh;
+    sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
     return;
   }
-  i64 const groups = static_cast<i64>(M) * H / 16;
-  upcast_x_share<Fp8>(x, x_scales, xb, groups, static_cast<i64>(block_x() - 1) * sort_threads + thread_x(),
-                      static_cast<i64>(upcast_ctas) * sort_threads);
+  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, static_cast<int>(block_x()) - 1);
+}
+
+template <int Fp8>
+__global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
+    moe_sort_multi_upcast_x(MOETUNE_SORT_PARAMS, const u8* __restrict__ x, const u8* __restrict__ x_scales,
+                            u8* __restrict__ xb, i32 H, i32 upcast_ctas) {
+  join_kernel_chain();
+  int const sort_ctas = sort_ctas_for(M * topk);
+  int const cta = static_cast<int>(block_x());
+  if (cta < sort_ctas) {
+    __shared__ SortShared<true> sh;
+    if (sort_ctas == 1) sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
+    else sort_body<true>(sh, MOETUNE_SORT_ARGS, cta, sort_ctas);
+    return;
+  }
+  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, cta - sort_ctas);
 }
 
 }  // namespace moetune
 
-// Explicit instantiation (hipRTC and clang-22 emit only instantiated kernels).
+// Explicit instantiation (hipRTC and clang-22 emit only instantiated kernels): both forms.
 #define MOETUNE_INSTANTIATE_SORT_UPCAST_X(FP8)                                                                   \
   template __global__ void moetune::moe_sort_upcast_x<FP8>(                                                      \
+      const moetune::i32*, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::i32*, \
+      moetune::i32*, moetune::i32*, const moetune::u8*, const moetune::u8*, moetune::u8*, moetune::i32, moetune::i32); \
+  template __global__ void moetune::moe_sort_multi_upcast_x<FP8>(                                                \
       const moetune::i32*, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::i32, moetune::i32*, \
       moetune::i32*, moetune::i32*, const moetune::u8*, const moetune::u8*, moetune::u8*, moetune::i32, moetune::i32)

@@ -23,6 +23,18 @@ inline constexpr std::int32_t unused_block_expert = -1;
 // worst-case padding of every expert.
 [[nodiscard]] std::int64_t sort_capacity(std::int64_t tokens, int topk, int experts, int block_m);
 
+// The GPU sort's CTA count for `slots` = M*topk slots: one up to 4096 slots, then one per 2048,
+// at most 128 (kernels/moe_sort.cuh's sort_ctas_for, which must agree: the kernel derives its
+// own CTA count from M*topk; sorting_test compares the constants with the embedded header).
+inline constexpr std::int64_t sort_one_cta_slots = 4096;
+inline constexpr std::int64_t sort_chunk_slots = 2048;
+inline constexpr std::int64_t sort_max_ctas = 128;
+[[nodiscard]] constexpr std::int64_t sort_ctas(std::int64_t slots) {
+  if (slots <= sort_one_cta_slots) return 1;
+  std::int64_t const c = (slots + sort_chunk_slots - 1) / sort_chunk_slots;
+  return c > sort_max_ctas ? sort_max_ctas : c;
+}
+
 struct SortedTokens {
   int block_m = 0;
   std::int64_t capacity = 0;

@@ -34,10 +34,12 @@ std::string stage_kernel(const KernelConfig& cfg, Arch arch) {
 // The kernels' Fnuz template argument: 1 for the fnuz e4m3 flavour (gfx942), 0 for OCP's.
 int fnuz_argument(const KernelConfig& cfg) { return cfg.fp8 == Fp8Flavor::fnuz ? 1 : 0; }
 
-// The first launch of stage one: the sort, or with x_bf16 the sort plus x's upcast.
-std::string sort_kernel(const KernelConfig& cfg) {
-  if (!(cfg.stage == 1 && cfg.x_bf16)) return "moetune::moe_sort";
-  return fmt::format("moetune::moe_sort_upcast_x<{}>", fnuz_argument(cfg));
+// The first launch of stage one: the sort, or with x_bf16 the sort plus x's upcast; in one CTA
+// or, `multi`, in several (kernels/moe_sort.cuh: the two forms are two kernels, so that the
+// one-CTA sort keeps its own registers and LDS).
+std::string sort_kernel(const KernelConfig& cfg, bool multi) {
+  if (!(cfg.stage == 1 && cfg.x_bf16)) return multi ? "moetune::moe_sort_multi" : "moetune::moe_sort";
+  return fmt::format("moetune::moe_sort{}_upcast_x<{}>", multi ? "_multi" : "", fnuz_argument(cfg));
 }
 
 // x's upcast runs in at most this many CTAs beside the sort's: four of 512 threads per SM of
@@ -84,8 +86,8 @@ jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
     if (cfg.x_bf16)
       src += fmt::format("MOETUNE_INSTANTIATE_SORT_UPCAST_X({});\n", fnuz_argument(cfg));
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE1{}({});\n", stage1_ksplit(cfg) ? "_KSPLIT" : "", type);
-    out.kernel_names = {sort_kernel(cfg), stage_kernel(cfg, arch)};
-    out.primary_kernel = 1;
+    out.kernel_names = {sort_kernel(cfg, false), sort_kernel(cfg, true), stage_kernel(cfg, arch)};
+    out.primary_kernel = 2;
   } else {
     src += "#include \"moe_aux.cuh\"\n#include \"moe_stage2.cuh\"\n";
     src += fmt::format("MOETUNE_INSTANTIATE_STAGE2({});\n", type);
@@ -129,8 +131,12 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
       plan.upcast_ctas = std::clamp<std::int64_t>((groups + sort_threads - 1) / sort_threads, 1, max_upcast_ctas);
       plan.x_bf16_bytes = M * shape.hidden * 2;
     }
-    plan.launches.push_back(
-        {sort_kernel(cfg), Dim3{static_cast<std::uint32_t>(1 + plan.upcast_ctas), 1, 1}, Dim3{sort_threads, 1, 1}, 0});
+    // The sort's CTAs first (as many as kernels/moe_sort.cuh derives from M*topk; one CTA: the
+    // one-CTA kernel), then x's upcast.
+    plan.sort_ctas = moe::sort_ctas(M * shape.topk);
+    plan.launches.push_back({sort_kernel(cfg, plan.sort_ctas > 1),
+                             Dim3{static_cast<std::uint32_t>(plan.sort_ctas + plan.upcast_ctas), 1, 1},
+                             Dim3{sort_threads, 1, 1}, 0});
     plan.launches.push_back(stage);
   } else {
     // Both stage-two modes end in moe_reduce_y: reduce sums each token's topk fp32 partial

@@ -14,10 +14,12 @@ namespace moetune::search {
 
 // The TU instantiates exactly this configuration (kernels/moe_stage{1,2}.cuh) and also holds
 // the companion kernels of its stage. kernel_names, in run order:
-//   stage one:            moetune::moe_sort, moetune::moe_stage1<...> (split over K:
-//                         moetune::moe_stage1_ksplit<...>, a cluster of ksplit CTAs along z);
-//                         reading x in bf16 (x_bf16) the sort is moetune::moe_sort_upcast_x<F>
-//                         (F: 1 e4m3fnuz, 0 OCP e4m3), which also writes xb
+//   stage one:            moetune::moe_sort and moetune::moe_sort_multi (the one-CTA and the
+//                         several-CTA sort: the launch plan runs one of them, by M),
+//                         moetune::moe_stage1<...> (split over K: moetune::moe_stage1_ksplit<...>,
+//                         a cluster of ksplit CTAs along z); reading x in bf16 (x_bf16) the
+//                         sorts are moetune::moe_sort_upcast_x<F> and moe_sort_multi_upcast_x<F>
+//                         (F: 1 e4m3fnuz, 0 OCP e4m3), which also write xb
 //   stage two:            moetune::moe_stage2<...>, moetune::moe_reduce_y
 // (The atomic stage two's accumulator is cleared by stage one: accumulator_words below.)
 // The configuration must pass check_config() for the arch (render does not re-check).
@@ -48,8 +50,10 @@ struct LaunchPlan {
   // Atomic stage two: its accumulator acc[M][H] in 16-byte words, which stage one clears (the
   // stage-one kernel's acc_n16 argument); 0 for a reduce stage two.
   std::int64_t accumulator_words = 0;
-  // A stage one reading x in bf16: xb[M][H] (bytes; 0 otherwise), written by the first launch's
-  // upcast CTAs (its grid.x - 1 of them: that launch's upcast_ctas argument).
+  // Stage one's first launch: its first sort_ctas CTAs sort (moe::sort_ctas(M*topk), which the
+  // kernel derives itself), then, where the stage one reads x in bf16 (xb[M][H], x_bf16_bytes;
+  // 0 otherwise), upcast_ctas CTAs upcast x (that launch's upcast_ctas argument).
+  std::int64_t sort_ctas = 0;
   std::int64_t x_bf16_bytes = 0;
   std::int64_t upcast_ctas = 0;
 };

@@ -424,6 +424,35 @@ TEST_CASE("gates: dims not multiples of 128 (H800 I224 E16 top4), every path", "
   }
 }
 
+// The sort runs in one CTA up to 4096 slots and in one CTA per 2048 beyond (at most 128:
+// kernels/moe_sort.cuh), each CTA counting every chunk but scattering only its own. The gates
+// above stay at or below 257 tokens (one CTA at top-6); here the default pair runs at one CTA,
+// three, many and the cap (60000 x 6 slots: 128 CTAs of 2816), with uniform routing and with
+// every token on the same six experts (runs far longer than a chunk), and the A8W4 default,
+// whose sort shares its launch with x's upcast (moe_sort_multi_upcast_x at M = 5000). The sort
+// gate compares every entry of sorted_slots, num_blocks and the blocks' experts with the host's
+// sort. (M = 682 runs the one-CTA kernel moe_sort, the others moe_sort_multi.)
+TEST_CASE("gates: the sort at one CTA and at many (uniform and concentrated routing)", "[gpu][exec]") {
+  auto const arch = compiler().arch();
+  for (auto dtype : {moe::DtypePath::a16w4, moe::DtypePath::a8w4}) {
+    auto const shape = make_shape(256, 128, 384, 6, dtype);
+    auto& verifier = verifier_for(shape);
+    for (std::int64_t M : {682, 683, 5000, 60000}) {
+      if (dtype == moe::DtypePath::a8w4 && M != 5000) continue;
+      auto const pair = search::default_config(shape, arch, M);
+      if (dtype == moe::DtypePath::a8w4 && arch == search::Arch::sm_90) CHECK(pair.stage1.x_bf16);  // the upcast's launch
+      for (auto kind : {moe::RoutingKind::uniform, moe::RoutingKind::concentrated}) {
+        moe::RoutingSpec routing;
+        routing.kind = kind;
+        auto const r = verifier.check(pair.stage1, pair.stage2, M, routing);
+        INFO(moe::to_string(dtype) << " M=" << M << " " << moe::to_string(routing) << " (" << pair.stage1.name()
+                                   << " + " << pair.stage2.name() << "): " << r.detail);
+        CHECK(r.passed);
+      }
+    }
+  }
+}
+
 // The MXFP4 decodes' fast path (a bf16x2 multiply by 2^(s-1)) covers scale bytes 2..128; the
 // generator's weights never leave that range, so every main loop's exact path (and the
 // fragment decode's per-k-tile switch to it, bar.red.or) would otherwise go unchecked. Every

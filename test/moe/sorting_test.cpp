@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "autotune/core/error.hpp"
+#include "autotune/jit/embedded_kernels.hpp"
 #include "autotune/moe/sorting.hpp"
 
 using namespace moetune;
@@ -75,4 +78,30 @@ TEST_CASE("sort rejects a bad block_m and bad expert ids", "[moe]") {
   CHECK_THROWS_AS(sort_tokens(r, 0), Error);
   auto const bad = hand_routing(1, 2, 1, {2});
   CHECK_THROWS_WITH(sort_tokens(bad, 4), Catch::Contains("expert 2, outside [0, 2)"));
+}
+
+TEST_CASE("the host's sort CTA rule is the kernel's (kernels/moe_sort.cuh, embedded)", "[moe]") {
+  // The kernel derives its CTA count from M*topk itself; the host sizes the grid with
+  // moe::sort_ctas. A grid of fewer CTAs would leave chunks unsorted, so both must agree.
+  std::string text;
+  for (auto const& f : jit::embedded_kernel_files())
+    if (f.name == "moe_sort.cuh") text = f.text;
+  REQUIRE_FALSE(text.empty());
+  auto constant = [&](const std::string& name) {
+    std::smatch m;
+    std::regex const re("constexpr int " + name + " = ([0-9]+);");
+    REQUIRE(std::regex_search(text, m, re));
+    return std::stoll(m[1].str());
+  };
+  CHECK(constant("sort_one_cta_slots") == moe::sort_one_cta_slots);
+  CHECK(constant("sort_chunk_slots") == moe::sort_chunk_slots);
+  CHECK(constant("sort_max_ctas") == moe::sort_max_ctas);
+  CHECK_THAT(text, Catch::Contains("if (n_slots <= sort_one_cta_slots) return 1;"));
+  CHECK_THAT(text, Catch::Contains("int const c = (n_slots + sort_chunk_slots - 1) / sort_chunk_slots;"));
+  CHECK(moe::sort_ctas(0) == 1);
+  CHECK(moe::sort_ctas(1) == 1);
+  CHECK(moe::sort_ctas(4096) == 1);
+  CHECK(moe::sort_ctas(4097) == 3);
+  CHECK(moe::sort_ctas(16384 * 6) == 48);
+  CHECK(moe::sort_ctas(std::int64_t{1} << 30) == 128);
 }

@@ -432,13 +432,14 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
   CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>);"));
-  REQUIRE(s1.kernel_names.size() == 2);
-  CHECK(s1.primary_kernel == 1);  // the tile the unit is named for, after the sort
+  REQUIRE(s1.kernel_names.size() == 3);
+  CHECK(s1.primary_kernel == 2);  // the tile the unit is named for, after the sorts
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
-  CHECK(s1.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[1] == "moetune::moe_sort_multi");
+  CHECK(s1.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
-    CHECK(render(sw, Arch::sm_90).kernel_names[1] ==
+    CHECK(render(sw, Arch::sm_90).kernel_names[2] ==
           "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
@@ -455,7 +456,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
-    CHECK(render(rp, Arch::sm_90).kernel_names[1] ==
+    CHECK(render(rp, Arch::sm_90).kernel_names[2] ==
           "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0,0>>");
   }
   {
@@ -464,7 +465,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
     auto const unit = render(ks, Arch::sm_90);
     CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>);"));
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>>");
+    CHECK(unit.kernel_names[2] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>>");
   }
   {
     // The tile-major grid (session 27): its parameter last, the stage kernel's grid (tiles,
@@ -495,7 +496,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     // h kept in bf16: stage one's last parameter is 1; stage two is the A16W4 kernel itself
     // (its dtype 0, its wgmma tiles the layout 2 it always reads), the same unit source.
     auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
-    CHECK(render(hb1, Arch::sm_90).kernel_names[1] ==
+    CHECK(render(hb1, Arch::sm_90).kernel_names[2] ==
           "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0,0>>");
     auto const hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
     auto const a16 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
@@ -512,27 +513,41 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     auto const unit = render(xb, Arch::sm_90);
     CHECK_THAT(unit.source, Catch::Contains("#include \"moe_upcast_x.cuh\""));
     CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_SORT_UPCAST_X(0);"));
-    REQUIRE(unit.kernel_names.size() == 2);
+    REQUIRE(unit.kernel_names.size() == 3);
     CHECK(unit.kernel_names[0] == "moetune::moe_sort_upcast_x<0>");
-    CHECK(unit.kernel_names[1] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1,0>>");
+    CHECK(unit.kernel_names[1] == "moetune::moe_sort_multi_upcast_x<0>");
+    CHECK(unit.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1,0>>");
     auto a16 = xb;
     a16.dtype = DtypePath::a16w4, a16.x_bf16 = false, a16.h_bf16 = false;
     CHECK(kernel_traits(xb, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
-    // The launch plan: one sort CTA and the upcast's, and the bf16 x the host allocates.
+    // The launch plan: the sort's CTAs (12 at 24576 slots), the upcast's, and the bf16 x the
+    // host allocates.
     auto shape = backbone(DtypePath::a8w4, Arch::sm_90);
     auto const plan = plan_launch(xb, Arch::sm_90, shape, 4096);
     CHECK(plan.x_bf16_bytes == 4096LL * 5120 * 2);
     CHECK(plan.upcast_ctas == 4 * 132);  // 1.3 M groups of 16: the cap
-    CHECK(plan.launches.at(0).kernel_name == "moetune::moe_sort_upcast_x<0>");
-    CHECK(plan.launches.at(0).grid.x == 1 + 4 * 132);
+    CHECK(plan.sort_ctas == 12);
+    CHECK(plan.launches.at(0).kernel_name == "moetune::moe_sort_multi_upcast_x<0>");
+    CHECK(plan.launches.at(0).grid.x == 12 + 4 * 132);
     auto const small = plan_launch(xb, Arch::sm_90, shape, 1);
     CHECK(small.upcast_ctas == 1);  // 320 groups
+    CHECK(small.sort_ctas == 1);
+    CHECK(small.launches.at(0).kernel_name == "moetune::moe_sort_upcast_x<0>");
+    CHECK(small.launches.at(0).grid.x == 2);
     auto plain = xb;
     plain.x_bf16 = false, plain.wgmma_k16 = false;
     auto const p0 = plan_launch(plain, Arch::sm_90, shape, 4096);
     CHECK(p0.x_bf16_bytes == 0);
-    CHECK(p0.launches.at(0).kernel_name == "moetune::moe_sort");
-    CHECK(p0.launches.at(0).grid.x == 1);
+    CHECK(p0.launches.at(0).kernel_name == "moetune::moe_sort_multi");
+    CHECK(p0.launches.at(0).grid.x == 12);
+    // One CTA (the one-CTA kernel) up to 4096 slots (M = 682 at top-6), then one per 2048, at
+    // most 128.
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 682).launches.at(0).grid.x == 1);
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 682).launches.at(0).kernel_name == "moetune::moe_sort");
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 683).launches.at(0).grid.x == 3);
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 683).launches.at(0).kernel_name == "moetune::moe_sort_multi");
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 16384).launches.at(0).grid.x == 48);
+    CHECK(plan_launch(plain, Arch::sm_90, shape, 1 << 20).launches.at(0).grid.x == 128);
   }
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;

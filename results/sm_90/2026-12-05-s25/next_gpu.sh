@@ -58,6 +58,16 @@
 # What the next GPU session runs first: gpu (the final rule's tree; its kernels passed there),
 # table on an H200 (docs/performance.md; its EP rows now include session 28's 64-token pair,
 # wg64_s28, beside the new default), then prof at the 16-token points (backbone M = 512).
+# Session 30 ran pairs + prof (32-token blocks, the 128-token pair's decodes, stage twos for a
+# 128-token sort at I = 640, Nsight Compute at the 16- and 32-token points), then the multi-CTA
+# sort: sortgate + sortcheck, gpu + sortcheck, sortgpu + sortcheck (three forms; OLD_BIN the
+# binary of aeb9a54). The landed form (two kernels, moe_sort and moe_sort_multi) ran nowhere.
+# What the next GPU session runs first: gpu (the two-kernel sort), then sortcheck with
+# SORT_MS="1 683 4096 16384" against a binary of aeb9a54 (is backbone M = 1's whole MoE back to
+# 27.0 µs?), then table on an H200.
+#   part pairs:  A/B points from a file (PAIRS_FILE), two rounds each.
+#   part sortcheck / sortgate / sortgpu: the sort against the old binary; its gate; its gate,
+#                the runtime suite and the Python tests.
 #   part t128check: that default against the 64-token pair it replaced (T128_POINTS).
 #   part prof:   Nsight Compute's issue, pipe and stall view of the default (PROF_POINTS).
 # Wrap a call in `timeout` below the device limit and pack $OUT into one archive after it: the
@@ -255,6 +265,43 @@ for part in "$@"; do
           grep -E "Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Memory Throughput|lts__t_bytes|xbar2l1tex|gmma|Achieved Occupancy|Warp Cycles Per Issued" "$out/$n.log" | head -14
         done
       done ;;
+    pairs)
+      # Session 30: any list of A/B points without a part of its own. PAIRS_FILE (default
+      # results/sm_90/2026-12-06-s30/pairs.txt) holds one point a line, "label shape dtype M
+      # cfg cfg ...", each cfg a pair "s1,s2" or `default`; '#' lines are comments. Each point
+      # runs two rounds in reverse order (rounds above).
+      while read -r label sh dt M cfgs; do
+        case $label in ''|'#'*) continue ;; esac
+        # shellcheck disable=SC2086
+        rounds "$label" "$sh" "$dt" "$M" $cfgs
+      done < "${PAIRS_FILE:-results/sm_90/2026-12-06-s30/pairs.txt}" ;;
+    sortcheck)
+      # Session 30's multi-CTA sort (kernels/moe_sort.cuh) against the one-CTA sort of the
+      # binary it replaced (OLD_BIN, default $b/bin/moe-tune-old, built from the tree before):
+      # the default pair's sort and whole MoE at one CTA and at many (SORT_MS, SORT_EP_MS; A8W4's
+      # upcast launch with SORT_A8W4=1), two rounds, the binaries' order reversed in the second.
+      # (Session 30's second call ran M = 1 341 2048 4096 16384, EP 512 4096 and A8W4.)
+      old_bin=${OLD_BIN:-$b/bin/moe-tune-old}
+      for round in 1 2; do
+        order="old new"; [ $round = 2 ] && order="new old"
+        for which in $order; do
+          bin=$b/bin/moe-tune; [ $which = old ] && bin=$old_bin
+          BENCH_BIN=$bin bench sort_${which}_backbone_r$round --shape 5120,640,384,6 --dtype a16w4 --m ${SORT_MS:-1 683 4096 16384} --config default
+          BENCH_BIN=$bin bench sort_${which}_ep_r$round --shape 5120,2304,96,6 --dtype a16w4 --m ${SORT_EP_MS:-4096} --config default
+          [ -n "${SORT_A8W4:-}" ] && BENCH_BIN=$bin bench sort_${which}_backbone_a8w4_r$round --shape 5120,640,384,6 --dtype a8w4 --m 4096 --config default
+        done
+      done ;;
+    sortgate)
+      # The [gpu] gate of the sort at one CTA and at many (verifier_gpu_test.cpp), alone.
+      step sortgate 200 $b/bin/moetune_test_exec "gates: the sort at one CTA and at many (uniform and concentrated routing)" ;;
+    sortgpu)
+      # After a change to the sort alone: its gate, the break test whose bug lives in the sort
+      # (an input changed after the sort read it), the runtime suite and the Python tests.
+      step sortgate 200 $b/bin/moetune_test_exec "gates: the sort at one CTA and at many (uniform and concentrated routing)"
+      # (A test name with a comma needs a wildcard: Catch reads the comma as a separator.)
+      step sortbreak 120 $b/bin/moetune_test_exec "break: an input changed by the kernel fails input preservation*"
+      step runtime 150 $b/bin/moetune_test_runtime
+      MOETUNE_LIBRARY=$b/lib step python 120 python3 python/tests/test_fused_moe.py -v ;;
     t128check)
       # Session 29's default from 128 tokens per expert (the 128-token pair on three warpgroups)
       # against the 64-token pair it replaced (the same names with t64/w8/waves 3), two rounds
