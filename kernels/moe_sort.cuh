@@ -275,24 +275,33 @@ MOETUNE_DEV void sort_body(Shared& sh, const i32* __restrict__ topk_ids, i32 M, 
 // The runtime plans a bucket at its largest M and runs it for smaller ones too, so
 // moe_sort_multi also takes an M whose slots fit one CTA (its grid's other CTAs return).
 
+// The sort's share of a sort launch (moe_sort, moe_sort_multi and moe_upcast_x.cuh's two): CTA
+// block_x() sorts if it is one of the sort's CTAs, which come first. Returns how many that is:
+// 1 in the one-CTA form; sort_ctas_for(M * topk) in the several-CTA form, whose grid may hold
+// more (planned for a larger M): the one-CTA body where the M needs no more.
+template <bool Multi>
+MOETUNE_DEV int sort_launch_part(MOETUNE_SORT_PARAMS) {
+  __shared__ SortShared<Multi> sh;
+  int const ctas = Multi ? sort_ctas_for(M * topk) : 1;
+  int const cta = static_cast<int>(block_x());
+  if (ctas == 1) {
+    if (cta == 0) sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
+  } else if constexpr (Multi) {
+    if (cta < ctas) sort_body<true>(sh, MOETUNE_SORT_ARGS, cta, ctas);
+  }
+  return ctas;
+}
+
 // Grid: one CTA of sort_threads.
 __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0) moe_sort(MOETUNE_SORT_PARAMS) {
   join_kernel_chain();  // the previous MoE's kernels may still read sorted_slots
-  __shared__ SortShared<false> sh;
-  sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
+  sort_launch_part<false>(MOETUNE_SORT_ARGS);
 }
 
 // Grid: at least sort_ctas_for(M * topk) CTAs of sort_threads; the CTAs past it return.
 __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0) moe_sort_multi(MOETUNE_SORT_PARAMS) {
   join_kernel_chain();
-  __shared__ SortShared<true> sh;
-  int const ctas = sort_ctas_for(M * topk);
-  int const cta = static_cast<int>(block_x());
-  if (ctas == 1) {
-    if (cta == 0) sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
-  } else if (cta < ctas) {
-    sort_body<true>(sh, MOETUNE_SORT_ARGS, cta, ctas);
-  }
+  sort_launch_part<true>(MOETUNE_SORT_ARGS);
 }
 
 }  // namespace moetune

@@ -43,10 +43,12 @@ MOETUNE_DEV void upcast_x_share(const u8* __restrict__ x, const u8* __restrict__
 // first; the host plans both like moe_sort and moe_sort_multi, moe_sort.cuh). x: [M][H] codes,
 // x_scales: [M][H/32], H % 32 == 0. Upcast CTA u takes groups u, u + upcast_ctas, ... of 512
 // threads; a CTA past the sort's and the upcast's (a grid planned for a larger M) returns.
+// upcast_cta: the upcast's share, CTA u = block_x() - sort_ctas (the sort's CTAs came first).
 template <int Fp8>
 MOETUNE_DEV void upcast_cta(const u8* __restrict__ x, const u8* __restrict__ x_scales, u8* __restrict__ xb, i32 M,
-                            i32 H, i32 upcast_ctas, int u) {
-  if (u >= upcast_ctas) return;
+                            i32 H, i32 upcast_ctas, int sort_ctas) {
+  int const u = static_cast<int>(block_x()) - sort_ctas;
+  if (u < 0 || u >= upcast_ctas) return;
   i64 const groups = static_cast<i64>(M) * H / 16;
   upcast_x_share<Fp8>(x, x_scales, xb, groups, static_cast<i64>(u) * sort_threads + thread_x(),
                       static_cast<i64>(upcast_ctas) * sort_threads);
@@ -57,12 +59,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
     moe_sort_upcast_x(MOETUNE_SORT_PARAMS, const u8* __restrict__ x, const u8* __restrict__ x_scales,
                       u8* __restrict__ xb, i32 H, i32 upcast_ctas) {
   join_kernel_chain();  // the previous MoE's kernels may still read sorted_slots and xb
-  if (block_x() == 0) {
-    __shared__ SortShared<false> sh;
-    sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
-    return;
-  }
-  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, static_cast<int>(block_x()) - 1);
+  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, sort_launch_part<false>(MOETUNE_SORT_ARGS));
 }
 
 template <int Fp8>
@@ -70,15 +67,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(sort_threads, 0)
     moe_sort_multi_upcast_x(MOETUNE_SORT_PARAMS, const u8* __restrict__ x, const u8* __restrict__ x_scales,
                             u8* __restrict__ xb, i32 H, i32 upcast_ctas) {
   join_kernel_chain();
-  int const sort_ctas = sort_ctas_for(M * topk);
-  int const cta = static_cast<int>(block_x());
-  if (cta < sort_ctas) {
-    __shared__ SortShared<true> sh;
-    if (sort_ctas == 1) sort_body<false>(sh, MOETUNE_SORT_ARGS, 0, 1);
-    else sort_body<true>(sh, MOETUNE_SORT_ARGS, cta, sort_ctas);
-    return;
-  }
-  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, cta - sort_ctas);
+  upcast_cta<Fp8>(x, x_scales, xb, M, H, upcast_ctas, sort_launch_part<true>(MOETUNE_SORT_ARGS));
 }
 
 }  // namespace moetune
