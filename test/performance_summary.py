@@ -9,8 +9,11 @@ The peer's figures hold for the H200 only: a bench run on another card (its JSON
 shows them beside its rows but takes no ratio to them and no verdict from them, since a faster
 or slower card would move our side alone; the roofline ratios stay, against the ceilings the
 same run measured on its own card.
+A peer measured on the bench's own card (test/peer_bench.py's CSV, --peer-card; session 31)
+is compared like the H200 figures on the H200: the best num_warps per (shape, M), its ratio and
+its verdict, marked "same card". Its rows for another card are ignored.
 
-Usage: performance_summary.py PEER_CSV BENCH_JSON...
+Usage: performance_summary.py [--peer-card PEER_BENCH_CSV] PEER_CSV BENCH_JSON...
 """
 import csv
 import json
@@ -19,15 +22,32 @@ import sys
 PEER_DEVICE = "NVIDIA H200"  # the card of test/peer_figures.csv
 
 
+def measured_peer(path):
+    """test/peer_bench.py's CSV -> {(card, shape name, M): best µs over its num_warps rows}."""
+    best = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if not r.get("us"):
+                continue  # a point the peer could not run (its log says why)
+            key = (r["card"], r["shape"], int(r["M"]))
+            best[key] = min(best.get(key, float("inf")), float(r["us"]))
+    return best
+
+
 def main():
+    args = sys.argv[1:]
+    card_peer = {}
+    if args and args[0] == "--peer-card":
+        card_peer = measured_peer(args[1])
+        args = args[2:]
     peers, names = {}, {}
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         for r in csv.DictReader(f):
             dims = (int(r["hidden"]), int(r["inter"]), int(r["experts"]), int(r["topk"]))
             peers[dims + (int(r["M"]),)] = float(r["peer_us"])
             names[dims] = r["shape"]
     benches = []
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         with open(path) as f:
             benches.append(json.load(f))
     # Issue #13: A8W4 within 1.1x of A16W4 at every M (the best A16W4 row of these runs).
@@ -67,7 +87,12 @@ def main():
                 roof_cell = f"{ratio:.2f}× (≤ {roof_target}×)"
             peer_cell, speed_cell = "–", "–"
             on_peer_card = bench.get("device", "").startswith(PEER_DEVICE)
-            if peer is not None and dtype == "a16w4" and not on_peer_card:
+            same_card = card_peer.get((bench.get("device", ""), name, m))
+            if same_card is not None and dtype == "a16w4":
+                speed = same_card / best["total_us"]
+                peer_cell, speed_cell = f"{same_card:.1f} (same card)", f"{speed:.2f}×"
+                verdicts.append(speed >= 1.25)
+            elif peer is not None and dtype == "a16w4" and not on_peer_card:
                 peer_cell, speed_cell = f"{peer:.1f} (H200)", f"– (bench on {bench.get('device', '?')})"
             elif peer is not None and dtype == "a16w4":
                 speed = peer / best["total_us"]

@@ -25,7 +25,8 @@
 # Each bench run keeps its JSON and its Markdown table in JSON_DIR; SKIP_BENCH=1 rebuilds OUT.md
 # from those files without a GPU (e.g. after a change to the summary), ONLY=NAME reruns the one
 # bench NAME (backbone, backbone_16384, draft, ep, backbone_a8w4, backbone_serial) and takes the
-# others from JSON_DIR.
+# others from JSON_DIR. PEER_CARD_CSV=FILE (test/peer_bench.py's CSV from the same card) adds
+# the peer measured on that card to the summary.
 # Usage: test/performance_table.sh BUILD_DIR OUT.md [JSON_DIR]
 set -euo pipefail
 build=${1:?build dir}
@@ -99,11 +100,14 @@ bench backbone_serial --shape 5120,640,384,6 --m 1 8 64 512 4096 --samples 7 --c
   echo "### Summary: the best measured pair per point against the MXFP4 peer and the targets"
   echo
   echo "Peer: FACTS.md's triton_kernels (matmul_ogs) figures on the H200, A16W4 only (compared only"
-  echo "where this run's card is an H200 too); targets from issue #13. This run's card:"
+  echo "where this run's card is an H200 too), or the peer timed on this run's card by"
+  echo "test/peer_bench.py (PEER_CARD_CSV; marked \"same card\"); targets from issue #13. This run's card:"
   python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); print(b["device"] + ", driver " + b["driver"] + ", " + b["compiler"] + ".")' \
     "$json_dir/bench_roofline_backbone.json" || rc=1
   echo
-  python3 test/performance_summary.py test/peer_figures.csv \
+  peer_card=()
+  [[ -n "${PEER_CARD_CSV:-}" && -s "${PEER_CARD_CSV:-}" ]] && peer_card=(--peer-card "$PEER_CARD_CSV")
+  python3 test/performance_summary.py "${peer_card[@]}" test/peer_figures.csv \
     "$json_dir"/bench_roofline_{backbone,backbone_16384,draft,ep,backbone_a8w4}.json || rc=1
   echo
   for name in backbone backbone_16384 draft ep backbone_a8w4 backbone_serial; do

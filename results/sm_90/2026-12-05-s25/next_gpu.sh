@@ -65,6 +65,15 @@
 # What the next GPU session runs first: gpu (the two-kernel sort), then sortcheck with
 # SORT_MS="1 683 4096 16384" against a binary of aeb9a54 (is backbone M = 1's whole MoE back to
 # 27.0 µs?), then table on an H200.
+# Session 31 ran peerprobe + sortgpu + table + sortcheck (SORT_MS="1 683 4096 16384"; the
+# two-kernel sort passed its gate, break test, runtime and Python suites and kept M = 1 level),
+# then prof at draft M = 8 and 512 and backbone M = 1 (results/sm_90/2026-12-06-s31).
+# What the next GPU session runs first: gpu (the whole [gpu] suite on the landed sort: not run
+# since session 30's second form), prof with source counters at draft M = 8 (docs/performance.md
+# item 8), table on an H200 if one comes; peer once triton_kernels' source is carried.
+#   part peerprobe: is triton_kernels (the MXFP4 peer) importable on this machine? (It was not.)
+#   part peer:   test/peer_bench.py into OUT/peer.csv (PEER_LIMIT, PEER_ARGS); part table,
+#                run after it, compares the peer measured on the same card (PEER_CARD_CSV).
 #   part pairs:  A/B points from a file (PAIRS_FILE), two rounds each.
 #   part sortcheck / sortgate / sortgpu: the sort against the old binary; its gate; its gate,
 #                the runtime suite and the Python tests.
@@ -132,6 +141,19 @@ default_names() {  # shape dtype M -> "s1 s2"
 for part in "$@"; do
   echo "== $part"
   case $part in
+    peerprobe)
+      # Session 31: is the MXFP4 peer (OpenAI triton_kernels, vLLM's A16W4 MoE path) importable
+      # on this machine, so that it could be timed on the same card as our kernels?
+      { python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, triton.__file__)"
+        python3 -c "import triton_kernels, os; print('triton_kernels', triton_kernels.__file__); print(sorted(os.listdir(os.path.dirname(triton_kernels.__file__))))" 2>&1 | tail -2
+        python3 -c "import vllm; print('vllm', vllm.__version__)" 2>&1 | tail -1
+        python3 -m pip list 2>/dev/null | grep -i -E "triton|vllm|torch|flashinfer|cutlass|sglang" ; } > "$out/peerprobe.txt" 2>&1
+      cat "$out/peerprobe.txt" ;;
+    peer)
+      # Session 31: the MXFP4 peer timed on this card by FACTS.md's method (test/peer_bench.py),
+      # so the table's peer column can compare like with like where the card is not the H200.
+      step peer ${PEER_LIMIT:-200} python3 test/peer_bench.py --keep-going --csv "$out/peer.csv" ${PEER_ARGS:-}
+      tail -25 "$out/peer.log"; cp "$out/peer.csv" "$out/peer_card.csv" 2>/dev/null || true ;;
     gpu)
       step exec_gpu 400 $b/bin/moetune_test_exec "[gpu]"
       step runtime 150 $b/bin/moetune_test_runtime
@@ -344,6 +366,8 @@ for part in "$@"; do
       # a file of their own, performance_other_card.md: roofline ratios against that card's
       # measured ceilings, the peer's H200 figures shown but not compared (performance_summary.py).
       mkdir -p "$out/table"
+      # (Session 31: the peer timed on this card by part peer, where it ran first, joins the summary.)
+      [ -s "$out/peer.csv" ] && export PEER_CARD_CSV="$out/peer.csv"
       if grep -q H200 "$out/gpu.txt"; then
         cp docs/performance.md "$out/table/performance.md"  # the script replaces its generated part
         step table 560 bash test/performance_table.sh $b "$out/table/performance.md" "$out/table"
