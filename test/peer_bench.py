@@ -73,6 +73,7 @@ import csv
 import importlib
 import math
 import os
+import signal
 import statistics
 import sys
 import time
@@ -673,12 +674,23 @@ def main(argv=None):
         f"launches (after {args.warmup} warm-up replays), per launch")
 
     ctx = Context(args, api, torch, triton, card, l2, act, fused_act, spy)
+
+    # A run cut short (the GPU machines' calls run under `timeout`, which sends SIGTERM) still
+    # leaves the points it finished: the CSV is rewritten after every shape and on SIGTERM.
+    def on_term(signum, frame):
+        log("terminated: writing the points timed so far")
+        emit_csv(ctx)
+        sys.exit(124)
+
+    signal.signal(signal.SIGTERM, on_term)
     for shape in args.shapes:
         code = run_shape(ctx, shape)
-        if code:
+        if code or args.csv:  # (on stdout the CSV goes out once, at the end)
             emit_csv(ctx)
+        if code:
             return code
-    emit_csv(ctx)
+    if not args.csv:
+        emit_csv(ctx)
     if ctx.failed:
         log("CORRECTNESS FAILURES: " + "; ".join(ctx.failed))
         return EXIT_WRONG

@@ -70,7 +70,8 @@
 # then prof at draft M = 8 and 512 and backbone M = 1 (results/sm_90/2026-12-06-s31).
 # What the next GPU session runs first: gpu (the whole [gpu] suite on the landed sort: not run
 # since session 30's second form), prof with source counters at draft M = 8 (docs/performance.md
-# item 8), table on an H200 if one comes; peer once triton_kernels' source is carried.
+# item 8), hotsmall (item 5's prefetch lead: cold against --hot at M <= 8), table on an H200 if
+# one comes; peer once triton_kernels' source is carried.
 #   part peerprobe: is triton_kernels (the MXFP4 peer) importable on this machine? (It was not.)
 #   part peer:   test/peer_bench.py into OUT/peer.csv (PEER_LIMIT, PEER_ARGS); part table,
 #                run after it, compares the peer measured on the same card (PEER_CARD_CSV).
@@ -154,6 +155,19 @@ for part in "$@"; do
       # so the table's peer column can compare like with like where the card is not the H200.
       step peer ${PEER_LIMIT:-200} python3 test/peer_bench.py --keep-going --csv "$out/peer.csv" ${PEER_ARGS:-}
       tail -25 "$out/peer.log"; cp "$out/peer.csv" "$out/peer_card.csv" 2>/dev/null || true ;;
+    hotsmall)
+      # Session 31's lead for M <= 8 (docs/performance.md item 5): how much of each stage is the
+      # weights' first trip from DRAM? The default cold (weights rotated) and --hot (the same
+      # weights every launch, so L2-resident after the first) at the small Ms, two rounds. If
+      # stage two's hot time is far below its cold one, prefetching its weights into L2 before
+      # it waits on stage one (under launch overlap) is worth building.
+      for round in 1 2; do
+        for mode in cold hot; do
+          flag=; [ $mode = hot ] && flag=--hot
+          bench hot_${mode}_backbone_r$round --shape 5120,640,384,6 --dtype a16w4 --m 1 2 8 --config default $flag
+          bench hot_${mode}_draft_r$round --shape 5120,640,128,3 --dtype a16w4 --m 1 8 --config default $flag
+        done
+      done ;;
     gpu)
       step exec_gpu 400 $b/bin/moetune_test_exec "[gpu]"
       step runtime 150 $b/bin/moetune_test_runtime
