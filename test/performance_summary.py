@@ -86,18 +86,18 @@ def main():
                 verdicts.append(ratio <= roof_target)
                 roof_cell = f"{ratio:.2f}× (≤ {roof_target}×)"
             peer_cell, speed_cell = "–", "–"
-            on_peer_card = bench.get("device", "").startswith(PEER_DEVICE)
-            same_card = card_peer.get((bench.get("device", ""), name, m))
-            if same_card is not None and dtype == "a16w4":
-                speed = same_card / best["total_us"]
-                peer_cell, speed_cell = f"{same_card:.1f} (same card)", f"{speed:.2f}×"
+            # The peer this run is compared with: one timed on its own card, else FACTS.md's
+            # where the run's card is the H200 too.
+            device = bench.get("device", "")
+            same_card = card_peer.get((device, name, m))
+            compared, label = ((same_card, " (same card)") if same_card is not None
+                               else (peer, "") if device.startswith(PEER_DEVICE) else (None, ""))
+            if compared is not None and dtype == "a16w4":
+                speed = compared / best["total_us"]
+                peer_cell, speed_cell = f"{compared:.1f}{label}", f"{speed:.2f}×"
                 verdicts.append(speed >= 1.25)
-            elif peer is not None and dtype == "a16w4" and not on_peer_card:
-                peer_cell, speed_cell = f"{peer:.1f} (H200)", f"– (bench on {bench.get('device', '?')})"
             elif peer is not None and dtype == "a16w4":
-                speed = peer / best["total_us"]
-                peer_cell, speed_cell = f"{peer:.1f}", f"{speed:.2f}×"
-                verdicts.append(speed >= 1.25)
+                peer_cell, speed_cell = f"{peer:.1f} (H200)", f"– (bench on {bench.get('device', '?')})"
             elif dtype == "a8w4" and key in a16w4_best:
                 vs = best["total_us"] / a16w4_best[key]
                 peer_cell, speed_cell = "–", f"A8W4 = {vs:.2f}× A16W4 (≤ 1.1×)"
