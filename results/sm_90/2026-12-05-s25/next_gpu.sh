@@ -38,6 +38,11 @@
 #                at many tokens per expert, two rounds in reverse order.
 #   part raster: the tile-major grid against the default's order at 8 to 4096 tokens.
 #   part raster_named: the same at four points with the default's kernels named (no probe).
+# Part added in session 32 (run in its second call):
+#   part gpupart: the exec suite's test cases named in GPU_TESTS (part gpu's exec step, cold,
+#                ran out of its 400 s in session 32's second call with 15 of 17 cases passed).
+#   part profsrc: Nsight Compute's full set and per-instruction SASS page of the default's stage
+#                kernels at PROF_POINTS (default: the draft's M = 8, docs/performance.md item 8).
 #   part l2prof: Nsight Compute on both stages of the default, in its grid order and tile-major,
 #                at EP M = 4096 (L2 traffic, DRAM, tensor pipe, stalls).
 # Session 28 ran gpu + raster_named, then raster (12 points: killed at 420 s, each bench call
@@ -168,6 +173,10 @@ for part in "$@"; do
           bench hot_${mode}_draft_r$round --shape 5120,640,128,3 --dtype a16w4 --m 1 8 --config default $flag
         done
       done ;;
+    gpupart)
+      # Session 32: [gpu] test cases of the exec suite by name (GPU_TESTS, Catch's test spec:
+      # comma-separated names, '*' wildcards), for cases a timed-out `gpu` part left unrun.
+      step exec_gpu_part ${GPU_PART_LIMIT:-300} $b/bin/moetune_test_exec "${GPU_TESTS:-[gpu]}" ;;
     gpu)
       step exec_gpu 400 $b/bin/moetune_test_exec "[gpu]"
       step runtime 150 $b/bin/moetune_test_runtime
@@ -375,6 +384,27 @@ for part in "$@"; do
           grep -E "issue_stalled" "$out/$n.log" | sort -k3 -g -r | head -8
         done
       done ;;
+    profsrc)
+      # Session 32 (docs/performance.md item 8): the default's stage kernels at each PROF_POINTS
+      # shape:M with Nsight Compute's full set, one launch each, kept as a report, and its
+      # per-instruction (SASS) page as CSV, so that where the warps stall can be read off line by
+      # line here, without the GPU (the kernels carry no line info: NVRTC builds them without
+      # -lineinfo, so the SASS is what there is).
+      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      for pt in ${PROF_POINTS:-5120,640,128,3:8}; do
+        sh=${pt%%:*}; M=${pt#*:}
+        for k in moe_stage1 moe_stage2; do
+          n=profsrc_${k}_${sh//,/_}_M$M
+          step $n 200 $NCU --clock-control none -k regex:$k -c 1 --set full -f -o "$out/$n" \
+            $b/bin/moe-tune bench --shape "$sh" --dtype a16w4 --m "$M" --samples 1 --repeats 1 --cache-dir "$cache" --config default
+          $NCU -i "$out/$n.ncu-rep" --page details > "$out/${n}_details.txt" 2>&1
+          $NCU -i "$out/$n.ncu-rep" --page source --csv --print-source sass > "$out/${n}_sass.csv" 2> "$out/${n}_sass.err"
+          echo "  $n: report $(du -k "$out/$n.ncu-rep" 2>/dev/null | cut -f1) KB, SASS page $(wc -l < "$out/${n}_sass.csv") lines"
+          head -3 "$out/${n}_sass.err"
+          grep -E "Duration|DRAM Throughput|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots Busy" "$out/${n}_details.txt" | head -6
+        done
+      done
+      (cd "$out" && tar czf profsrc.tgz profsrc_* && rm -f profsrc_*) ;;
     table)
       # On an H200, docs/performance.md's table; on another card (session 26) the same tables in
       # a file of their own, performance_other_card.md: roofline ratios against that card's
