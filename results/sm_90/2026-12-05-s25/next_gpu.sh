@@ -77,6 +77,14 @@
 # since session 30's second form), prof with source counters at draft M = 8 (docs/performance.md
 # item 8), hotsmall (item 5's prefetch lead: cold against --hot at M <= 8), table on an H200 if
 # one comes; peer once triton_kernels' source is carried.
+# Session 32 ran pairs (stage one prefetching stage two's weights, unlanded_prefetch_w2.patch:
+# lost everywhere) + hotsmall, then pairs (stage two ks2 / st4 at M = 8) + gpu (cold: its exec
+# step ran out of 400 s after 15 of 17 cases, all passed), then gpupart (the 2 cases left:
+# passed) + profsrc at the draft's M = 8, then pairs (the 8-token stage one with deeper rings:
+# not the answer) (results/sm_90/2026-12-06-s32).
+# What the next GPU session runs first: table on an H200 if one comes; a kernel change of the
+# per-k-tile barrier (docs/performance.md item 8) measured with pairs and profsrc; keep the code
+# cache (OUT/code_cache.tgz) of a call that runs gpu, or give that part 540 s.
 #   part peerprobe: is triton_kernels (the MXFP4 peer) importable on this machine? (It was not.)
 #   part peer:   test/peer_bench.py into OUT/peer.csv (PEER_LIMIT, PEER_ARGS); part table,
 #                run after it, compares the peer measured on the same card (PEER_CARD_CSV).
