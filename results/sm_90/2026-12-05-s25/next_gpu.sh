@@ -82,9 +82,10 @@
 # step ran out of 400 s after 15 of 17 cases, all passed), then gpupart (the 2 cases left:
 # passed) + profsrc at the draft's M = 8, then pairs (the 8-token stage one with deeper rings:
 # not the answer) (results/sm_90/2026-12-06-s32).
-# What the next GPU session runs first: table on an H200 if one comes; a kernel change of the
-# per-k-tile barrier (docs/performance.md item 8) measured with pairs and profsrc; keep the code
-# cache (OUT/code_cache.tgz) of a call that runs gpu, or give that part 540 s.
+# What the next GPU session runs first: streamprobe (item 8: is the draft M = 8 stage one's
+# pace its weight addresses' DRAM rate?), table on an H200 if one comes; keep the code cache
+# (OUT/code_cache.tgz) of a call that runs gpu, or give that part 540 s.
+#   part streamprobe: builds and runs ../2026-12-06-s32/stream_probe.cu with nvcc (about 15 s).
 #   part peerprobe: is triton_kernels (the MXFP4 peer) importable on this machine? (It was not.)
 #   part peer:   test/peer_bench.py into OUT/peer.csv (PEER_LIMIT, PEER_ARGS); part table,
 #                run after it, compares the peer measured on the same card (PEER_CARD_CSV).
@@ -392,6 +393,13 @@ for part in "$@"; do
           grep -E "issue_stalled" "$out/$n.log" | sort -k3 -g -r | head -8
         done
       done ;;
+    streamprobe)
+      # Session 32 (docs/performance.md item 8; not run yet): the draft M = 8 stage one's weight
+      # copies alone, in the wgmma tile layout's addresses and CTA-major, rings of 3-5, with and
+      # without a spin standing in for the decode (../2026-12-06-s32/stream_probe.cu).
+      step streamprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe" results/sm_90/2026-12-06-s32/stream_probe.cu
+      step streamprobe 120 "$out/stream_probe"
+      cat "$out/streamprobe.log"; rm -f "$out/stream_probe" ;;
     profsrc)
       # Session 32 (docs/performance.md item 8): the default's stage kernels at each PROF_POINTS
       # shape:M with Nsight Compute's full set, one launch each, kept as a report, and its
