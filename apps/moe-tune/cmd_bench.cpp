@@ -22,6 +22,7 @@
 #include "autotune/exec/replay_timer.hpp"
 #include "autotune/exec/verifier.hpp"
 #include "autotune/gpu/availability.hpp"
+#include "autotune/jit/compiler.hpp"
 #include "autotune/search/default_config.hpp"
 #include "autotune/search/validity.hpp"
 #include "autotune/stats/order_statistics.hpp"
@@ -40,6 +41,7 @@ struct BenchOptions : MeasurementOptions {
   std::string markdown_path;
   double matrix_tflops = 790;  // bf16 matrix ceiling (not measured here, see Ceilings)
   bool no_launch_overlap = false;  // time with serial launches (what the overlap buys)
+  bool line_info = false;          // kernels built with source line tables (for a profiler)
 };
 
 // Whether the timed MoEs overlap their kernels' launches (exec::MoePipeline::set_launch_order).
@@ -256,7 +258,11 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
   }
   gpu::Device device(0);
   auto const arch = search::parse_arch(device.info().arch);
-  exec::UnitCompiler compiler(arch, opt.cache_dir);
+  exec::UnitCompiler compiler(arch, opt.cache_dir, true, {},
+                              opt.line_info ? jit::line_info_options(search::to_string(arch))
+                                            : std::vector<std::string>{});
+  if (opt.line_info) fmt::print("kernels built with source line tables ({})\n",
+                                fmt::join(jit::line_info_options(search::to_string(arch)), " "));
   nlohmann::json json_rows = nlohmann::json::array();
   bool all_correct = true;
 
@@ -356,6 +362,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                 "launch with the previous kernel's tail (the check still runs the default)");
   cmd->add_option("--markdown", opt->markdown_path,
                   "Also write the rows as a Markdown table (docs/performance.md)");
+  cmd->add_flag("--line-info", opt->line_info,
+                "Build the kernels with source line tables (NVRTC -lineinfo; NVIDIA only), so that "
+                "a profiler's source page maps its counters to lines of kernels/; cached apart");
   opt->add_measurement_options(*cmd, "Workload seed");
   cmd->callback([opt, &exit_code] { run_bench(*opt, exit_code); });
 }

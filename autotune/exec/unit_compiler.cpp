@@ -6,10 +6,11 @@
 namespace moetune::exec {
 
 UnitCompiler::UnitCompiler(search::Arch arch, std::filesystem::path cache_dir, bool use_cache,
-                           search::TestBreakSpec test_break)
+                           search::TestBreakSpec test_break, std::vector<std::string> extra_options)
     : m_arch(arch),
       m_test_break(test_break),
-      m_compiler(jit::make_compiler(jit::CompilerConfig{std::string(search::to_string(arch)), {}, {}})) {
+      m_compiler(jit::make_compiler(
+          jit::CompilerConfig{std::string(search::to_string(arch)), {}, std::move(extra_options)})) {
   if (use_cache) {
     m_cache = std::make_unique<jit::CodeCache>(cache_dir.empty() ? jit::default_cache_dir()
                                                                  : std::move(cache_dir));

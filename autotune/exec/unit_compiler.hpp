@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "autotune/jit/code_cache.hpp"
 #include "autotune/jit/compile_pool.hpp"
@@ -18,8 +19,9 @@ class UnitCompiler {
  public:
   // cache_dir empty = the default cache directory; use_cache false = compile every time.
   // test_break: TEST ONLY (search/test_break.hpp), every unit gets that deliberate bug.
+  // extra_options: appended to every compile (jit::CompilerConfig; e.g. jit::line_info_options).
   UnitCompiler(search::Arch arch, std::filesystem::path cache_dir = {}, bool use_cache = true,
-               search::TestBreakSpec test_break = {});
+               search::TestBreakSpec test_break = {}, std::vector<std::string> extra_options = {});
 
   // The compiled unit of this configuration; a compile error is returned as an outcome
   // (status compile_error, with the log), never thrown.

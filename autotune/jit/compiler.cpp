@@ -24,6 +24,12 @@ std::unique_ptr<Compiler> make_compiler(const CompilerConfig& config) {
                           fmt::join(supported_archs(), ", ")));
 }
 
+std::vector<std::string> line_info_options(std::string_view arch) {
+  if (arch == "sm_90" || arch == "sm_90a") return {"-lineinfo"};
+  throw Error(fmt::format("line tables are built only for NVIDIA targets (NVRTC -lineinfo); {} has none here",
+                          arch));
+}
+
 namespace detail {
 
 std::vector<std::string> assemble_options(std::vector<std::string> base,

@@ -49,6 +49,12 @@ class Compiler {
 // arch is unknown or its compiler is not installed (so CI fails loudly instead of skipping).
 [[nodiscard]] std::unique_ptr<Compiler> make_compiler(const CompilerConfig& config);
 
+// The extra options that put source line tables into `arch`'s kernels, so that a profiler
+// (Nsight Compute's source page) maps its per-instruction counters to lines of kernels/ (NVRTC's
+// -lineinfo: no change to optimisation, its own cache entries since options key the cache).
+// Throws Error on the AMD targets, whose runtime compilers are not given line tables here.
+[[nodiscard]] std::vector<std::string> line_info_options(std::string_view arch);
+
 // Every arch make_compiler accepts.
 [[nodiscard]] const std::vector<std::string>& supported_archs();
 

@@ -3,7 +3,9 @@
 // nobody tested.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "autotune/jit/amdgpu_metadata.hpp"
 #include "autotune/jit/compiler.hpp"
@@ -70,6 +72,25 @@ TEST_CASE("defines reach the compiler and change the options", "[jit][compiler]"
   auto const options = compiler->options(source);
   CHECK(std::find(options.begin(), options.end(), "-DMT_OFFSET=1.5f") != options.end());
   CHECK(compiler->compile(source).ok);
+}
+
+TEST_CASE("line tables for a profiler: NVRTC's -lineinfo, keyed apart, refused on AMD", "[jit][compiler]") {
+  auto const options = jit::line_info_options("sm_90");
+  CHECK(options == std::vector<std::string>{"-lineinfo"});
+  auto const plain = compiler_for("sm_90");
+  auto const lined = jit::make_compiler({"sm_90", test::tiny_kernel_headers(), options});
+  auto const source = test::scale_unit(3, 128);
+  auto const lined_options = lined->options(source);
+  CHECK(std::find(lined_options.begin(), lined_options.end(), "-lineinfo") != lined_options.end());
+  CHECK(lined_options != plain->options(source));  // the cache key differs
+  jit::CompileResult const a = plain->compile(source), b = lined->compile(source);
+  INFO(b.log);
+  REQUIRE(a.ok);
+  REQUIRE(b.ok);
+  CHECK(b.image != a.image);  // the line table is in the image
+  CHECK(b.kernels.at(0).lowered_name == a.kernels.at(0).lowered_name);
+  CHECK(b.kernels.at(0).resources.registers == a.kernels.at(0).resources.registers);
+  CHECK_THROWS_WITH(jit::line_info_options("gfx942"), Catch::Contains("only for NVIDIA targets"));
 }
 
 TEST_CASE("a name expression that names no kernel fails the unit with a reason",

@@ -42,7 +42,8 @@
 #   part gpupart: the exec suite's test cases named in GPU_TESTS (part gpu's exec step, cold,
 #                ran out of its 400 s in session 32's second call with 15 of 17 cases passed).
 #   part profsrc: Nsight Compute's full set and per-instruction SASS page of the default's stage
-#                kernels at PROF_POINTS (default: the draft's M = 8, docs/performance.md item 8).
+#                kernels at PROF_POINTS (default: the draft's M = 8, docs/performance.md item 8);
+#                PROF_LINE_INFO=1 adds line tables (below).
 #   part l2prof: Nsight Compute on both stages of the default, in its grid order and tile-major,
 #                at EP M = 4096 (L2 traffic, DRAM, tensor pipe, stalls).
 # Session 28 ran gpu + raster_named, then raster (12 points: killed at 420 s, each bench call
@@ -86,6 +87,9 @@
 # pace its weight addresses' DRAM rate?), table on an H200 if one comes; keep the code cache
 # (OUT/code_cache.tgz) of a call that runs gpu, or give that part 540 s.
 #   part streamprobe: builds and runs ../2026-12-06-s32/stream_probe.cu with nvcc (about 15 s).
+#   part profsrc with PROF_LINE_INFO=1: the kernels built with line tables (bench --line-info,
+#                added late in session 32, not run on a GPU yet), so the source page maps the
+#                stall samples to lines of kernels/ (the .cuh files are in the tree there).
 #   part peerprobe: is triton_kernels (the MXFP4 peer) importable on this machine? (It was not.)
 #   part peer:   test/peer_bench.py into OUT/peer.csv (PEER_LIMIT, PEER_ARGS); part table,
 #                run after it, compares the peer measured on the same card (PEER_CARD_CSV).
@@ -411,10 +415,14 @@ for part in "$@"; do
         sh=${pt%%:*}; M=${pt#*:}
         for k in moe_stage1 moe_stage2; do
           n=profsrc_${k}_${sh//,/_}_M$M
-          step $n 200 $NCU --clock-control none -k regex:$k -c 1 --set full -f -o "$out/$n" \
-            $b/bin/moe-tune bench --shape "$sh" --dtype a16w4 --m "$M" --samples 1 --repeats 1 --cache-dir "$cache" --config default
+          step $n 200 $NCU --clock-control none -k regex:$k -c 1 --set full ${PROF_LINE_INFO:+--import-source yes} -f -o "$out/$n" \
+            $b/bin/moe-tune bench --shape "$sh" --dtype a16w4 --m "$M" --samples 1 --repeats 1 --cache-dir "$cache" --config default ${PROF_LINE_INFO:+--line-info}
           $NCU -i "$out/$n.ncu-rep" --page details > "$out/${n}_details.txt" 2>&1
           $NCU -i "$out/$n.ncu-rep" --page source --csv --print-source sass > "$out/${n}_sass.csv" 2> "$out/${n}_sass.err"
+          # With PROF_LINE_INFO=1 (bench --line-info, session 32) the kernels carry line tables:
+          # the same page against the lines of kernels/ as well.
+          [ -n "${PROF_LINE_INFO:-}" ] && $NCU -i "$out/$n.ncu-rep" --page source --csv --print-source cuda,sass \
+            > "$out/${n}_source.csv" 2>> "$out/${n}_sass.err"
           echo "  $n: report $(du -k "$out/$n.ncu-rep" 2>/dev/null | cut -f1) KB, SASS page $(wc -l < "$out/${n}_sass.csv") lines"
           head -3 "$out/${n}_sass.err"
           grep -E "Duration|DRAM Throughput|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots Busy" "$out/${n}_details.txt" | head -6
