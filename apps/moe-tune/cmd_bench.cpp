@@ -258,11 +258,10 @@ void run_bench(const BenchOptions& opt, int& exit_code) {
   }
   gpu::Device device(0);
   auto const arch = search::parse_arch(device.info().arch);
-  exec::UnitCompiler compiler(arch, opt.cache_dir, true, {},
-                              opt.line_info ? jit::line_info_options(search::to_string(arch))
-                                            : std::vector<std::string>{});
-  if (opt.line_info) fmt::print("kernels built with source line tables ({})\n",
-                                fmt::join(jit::line_info_options(search::to_string(arch)), " "));
+  auto const extra_options =
+      opt.line_info ? jit::line_info_options(search::to_string(arch)) : std::vector<std::string>{};
+  exec::UnitCompiler compiler(arch, opt.cache_dir, true, {}, extra_options);
+  if (opt.line_info) fmt::print("kernels built with source line tables ({})\n", fmt::join(extra_options, " "));
   nlohmann::json json_rows = nlohmann::json::array();
   bool all_correct = true;
 

@@ -140,6 +140,10 @@ for r in json.load(open(sys.argv[1]))["rows"]:
           f"s1 {r['stage1_us']:.1f} s2 {r['stage2_us']:.1f} total {r['total_us']:.1f} {'PASS' if r['correct'] else 'FAIL'}")
 EOF
 }
+# Nsight Compute, for the profiling parts (l2prof, prof, profsrc). Each profiles one launch per
+# kernel of `bench --samples 1 --repeats 1`, written out in each part: ncu runs it as a program,
+# so it cannot be a function of this script.
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 # One point's configurations in one bench call per round, round 2 in reverse order. (Session 26
 # ran parts a8s2 and k32 with this loop written out in each; the same bench calls, k32's without
 # --dtype, whose default for bench is a16w4.)
@@ -310,7 +314,6 @@ for part in "$@"; do
     l2prof)
       # Nsight Compute at EP M = 4096: the default's 64-token pair in its grid order and
       # tile-major, each stage: L2 and DRAM throughput, L1 <- L2 bytes, tensor pipe, stalls.
-      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       # (Session 28: the default is tile-major now, so the blocks-on-x pair is named.)
       onx=moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_gi_dw0,moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic
       for cfg in "$onx" default; do
@@ -384,7 +387,6 @@ for part in "$@"; do
       # (l2prof: EP M = 4096 stage one DRAM 19.9 %, L2 63.8 %; stage two 35.3 % / 57.8 %): issue
       # slots, pipes, warp stalls per issued instruction and the instruction mix, per stage of
       # the default at each PROF_POINTS shape:M.
-      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       for pt in ${PROF_POINTS:-5120,2304,96,6:4096}; do
         sh=${pt%%:*}; M=${pt#*:}
         for k in moe_stage1 moe_stage2; do
@@ -408,9 +410,8 @@ for part in "$@"; do
       # Session 32 (docs/performance.md item 8): the default's stage kernels at each PROF_POINTS
       # shape:M with Nsight Compute's full set, one launch each, kept as a report, and its
       # per-instruction (SASS) page as CSV, so that where the warps stall can be read off line by
-      # line here, without the GPU (the kernels carry no line info: NVRTC builds them without
-      # -lineinfo, so the SASS is what there is).
-      NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      # line here, without the GPU (the SASS only, unless PROF_LINE_INFO=1 builds the kernels
+      # with line tables: below).
       for pt in ${PROF_POINTS:-5120,640,128,3:8}; do
         sh=${pt%%:*}; M=${pt#*:}
         for k in moe_stage1 moe_stage2; do
