@@ -112,6 +112,11 @@
 # about 220 of its 330 s: unpack it here (mkdir -p .cache && tar xzf FILES_AT/code_cache.tgz -C
 # .cache) and add ".cache" to the next call's carry. The key names the compiler ("nvrtc 13.0
 # libnvrtc.so.13") and every source byte, so a stale entry is never used, only missed.
+# Session 33 (an H200: streamprobe, pairs and table ran; results/sm_90/2026-12-06-s33) left
+# for the next GPU session, first: its split without a cluster (../2026-12-06-s33/README.md:
+# apply unlanded_split_k_global.patch, then split_ab.sh and `moe-tune verify` on
+# split_verify_space.json, then part gpupart with GPU_TESTS="gates:*"), and on an H200 part
+# pairs with PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt.
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
