@@ -114,7 +114,7 @@
 # libnvrtc.so.13") and every source byte, so a stale entry is never used, only missed.
 # Session 33 (an H200: streamprobe, pairs and table ran; results/sm_90/2026-12-06-s33) left
 # for the next GPU session, first: its split without a cluster (../2026-12-06-s33/README.md:
-# apply unlanded_split_k_global.patch, then split_ab.sh and `moe-tune verify` on
+# apply unlanded_split_k_global.patch, then part splitab and `moe-tune verify` on
 # split_verify_space.json, then part gpupart with GPU_TESTS="gates:*"), and on an H200 part
 # pairs with PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt.
 set -uo pipefail
@@ -341,6 +341,35 @@ for part in "$@"; do
         # shellcheck disable=SC2086
         rounds "$label" "$sh" "$dt" "$M" $cfgs
       done < "${PAIRS_FILE:-results/sm_90/2026-12-06-s30/pairs.txt}" ;;
+    splitab)
+      # Session 33 (not run yet): stage one split over K in a thread-block cluster (OLD_BIN,
+      # default $b/bin/moe-tune-main: built from the tree without the patch) against the same
+      # kernel names split through a global workspace and a last-rank fix-up ($b/bin/moe-tune,
+      # built with ../2026-12-06-s33/unlanded_split_k_global.patch), at the points where the
+      # default splits and beside it the k16 decode on 128-K k-tiles with 8 CTAs per SM (wv8:
+      # 64 registers). Per point: old, new, then new, old (the two binaries share the code
+      # cache: its keys hold every source byte). About 35 s a point on the H200.
+      old_bin=${OLD_BIN:-$b/bin/moe-tune-main}
+      S=moetune_s1_a16w4_bf16_t8x32x128_w4_kp1_nk16_wv8_st3_wg_k16
+      T2=moetune_s2_a16w4_bf16_t8x128x128_w8_kp1_nk16_wv0_st4_wg_tm_ks1_dw0_atomic
+      T2X=moetune_s2_a16w4_bf16_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
+      bb=5120,640,384,6 dr=5120,640,128,3 ep=5120,2304,96,6
+      while read -r sh dt M cfgs; do
+        for run in r1_cluster:$old_bin r1_global:$b/bin/moe-tune r2_global:$b/bin/moe-tune r2_cluster:$old_bin; do
+          # shellcheck disable=SC2086
+          BENCH_BIN=${run#*:} bench split_${run%%:*}_${sh//,/_}_${dt}_M$M --shape "$sh" --dtype "$dt" --m "$M" --config $cfgs
+        done
+      done <<POINTS
+$bb a16w4 1 default ${S}_ks8_gi_dw0,$T2 ${S}_ks4_gi_dw0,$T2
+$dr a16w4 1 default ${S}_ks8_gi_dw0,$T2X ${S}_ks4_gi_dw0,$T2X
+$bb a16w4 2 default ${S}_ks4_gi_dw0,$T2
+$dr a16w4 2 default ${S}_ks8_gi_dw0,$T2
+$dr a16w4 4 default ${S}_ks4_gi_dw0,$T2
+$ep a16w4 1 default ${S}_ks2_gi_dw0,$T2
+$bb a16w4 4 default ${S}_ks2_gi_dw0,$T2
+$bb a8w4 1 default
+POINTS
+      ;;
     sortcheck)
       # Session 30's multi-CTA sort (kernels/moe_sort.cuh) against the one-CTA sort of the
       # binary it replaced (OLD_BIN, default $b/bin/moe-tune-old, built from the tree before):
