@@ -354,7 +354,10 @@ for part in "$@"; do
       T2=moetune_s2_a16w4_bf16_t8x128x128_w8_kp1_nk16_wv0_st4_wg_tm_ks1_dw0_atomic
       T2X=moetune_s2_a16w4_bf16_t8x128x128_w8_kp1_nk16_wv0_st4_wg_ks1_dw0_atomic
       bb=5120,640,384,6 dr=5120,640,128,3 ep=5120,2304,96,6
+      # SPLITAB_POINTS: only the first N points (session 34: a short call), else all eight.
+      n_points=0
       while read -r sh dt M cfgs; do
+        n_points=$((n_points + 1)); [ "$n_points" -gt "${SPLITAB_POINTS:-99}" ] && break
         for run in r1_cluster:$old_bin r1_global:$b/bin/moe-tune r2_global:$b/bin/moe-tune r2_cluster:$old_bin; do
           # shellcheck disable=SC2086
           BENCH_BIN=${run#*:} bench split_${run%%:*}_${sh//,/_}_${dt}_M$M --shape "$sh" --dtype "$dt" --m "$M" --config $cfgs
