@@ -23,8 +23,12 @@ step verify 70 $b/bin/moe-tune verify --space results/sm_90/2026-12-06-s33/split
 # The four points that decide (M <= 2) first, then the gates in what is left.
 SPLITAB_POINTS=${SPLITAB_POINTS:-4} timeout 170 bash $S "$out/ab" splitab > "$out/ab.txt" 2>&1
 echo "splitab: exit $?, $SECONDS s so far"
-step gates $((budget - SECONDS - 90)) $b/bin/moetune_test_exec "launch overlap*,gates: A16W4 on the DSv4.1-Flash backbone*,gates: A8W4 on the DSv4.1-Flash backbone"
+# GATES=0: leave the [gpu] cases out (a call too short for them).
+[ "${GATES:-1}" = 1 ] && step gates $((budget - SECONDS - 90)) $b/bin/moetune_test_exec "launch overlap*,gates: A16W4 on the DSv4.1-Flash backbone*,gates: A8W4 on the DSv4.1-Flash backbone"
 step runtime 40 $b/bin/moetune_test_runtime
 MOETUNE_LIBRARY=$b/lib step python 40 python3 python/tests/test_fused_moe.py -v
+# M8SPLIT=1: the 8-token split list (m8split_pairs.txt) in what time is left.
+left=$((budget - SECONDS - 10))
+[ "${M8SPLIT:-0}" = 1 ] && [ $left -gt 30 ] && PAIRS_FILE=results/sm_90/2026-12-07-s34/m8split_pairs.txt timeout $left bash $S "$out/ab" pairs > "$out/m8.txt" 2>&1
 grep -c PASS "$out/ab.txt"; grep -v "PASS$" "$out/ab.txt" | grep -v "^bench\|^==\|code cache\|^name" | head -5
 (cd "$out" && tar czf logs.tgz logs ab && rm -rf logs ab)
