@@ -117,6 +117,9 @@
 # apply unlanded_split_k_global.patch, then part splitab and `moe-tune verify` on
 # split_verify_space.json, then part gpupart with GPU_TESTS="gates:*"), and on an H200 part
 # pairs with PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt.
+# Session 34 got no device machine (results/sm_90/2026-12-07-s34/README.md): the same first steps,
+# as one script, ../2026-12-07-s34/call_split.sh (verify, splitab's M <= 2 points, the [gpu]
+# cases, runtime and Python), then part pairs with ../2026-12-07-s34/m8split_pairs.txt.
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
