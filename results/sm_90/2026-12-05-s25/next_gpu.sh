@@ -119,7 +119,8 @@
 # pairs with PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt.
 # Session 34 got no device machine (results/sm_90/2026-12-07-s34/README.md): the same first steps,
 # as one script, ../2026-12-07-s34/call_split.sh (verify, splitab's M <= 2 points, the [gpu]
-# cases, runtime and Python), then part pairs with ../2026-12-07-s34/m8split_pairs.txt.
+# cases, runtime and Python), then part pairs with ../2026-12-07-s34/m8split_pairs.txt, then
+#   part bulkprobe: one bulk copy per k-tile against session 32's per-thread cp.async probe.
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
@@ -446,6 +447,15 @@ POINTS
       step streamprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe" results/sm_90/2026-12-06-s32/stream_probe.cu
       step streamprobe 120 "$out/stream_probe"
       cat "$out/streamprobe.log"; rm -f "$out/stream_probe" ;;
+    bulkprobe)
+      # Session 34 (not run yet): the same bytes by one bulk copy (TMA) per k-tile on an mbarrier,
+      # on the same grid and split over two CTAs (../2026-12-07-s34/stream_probe_bulk.cu), beside
+      # session 32's cp.async probe in the same call, so the lines compare.
+      step bulkprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe_bulk" results/sm_90/2026-12-07-s34/stream_probe_bulk.cu
+      step streamprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe" results/sm_90/2026-12-06-s32/stream_probe.cu
+      step bulkprobe 120 "$out/stream_probe_bulk"
+      step streamprobe 120 "$out/stream_probe"
+      cat "$out/bulkprobe.log" "$out/streamprobe.log"; rm -f "$out/stream_probe" "$out/stream_probe_bulk" ;;
     profsrc)
       # Session 32 (docs/performance.md item 8): the default's stage kernels at each PROF_POINTS
       # shape:M with Nsight Compute's full set, one launch each, kept as a report, and its
