@@ -119,7 +119,8 @@
 # pairs with PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt.
 # Session 34 got no device machine (results/sm_90/2026-12-07-s34/README.md): the same first steps,
 # as one script, ../2026-12-07-s34/call_split.sh (verify, splitab's M <= 2 points, the [gpu]
-# cases, runtime and Python), then part pairs with ../2026-12-07-s34/m8split_pairs.txt, then
+# cases, runtime and Python: parts splitverify, splitab, gpupart, runtimepy), then part pairs
+# with ../2026-12-07-s34/m8split_pairs.txt, then parts streamprobe and bulkprobe together:
 #   part bulkprobe: one bulk copy per k-tile against session 32's per-thread cp.async probe.
 set -uo pipefail
 out=${1:?out}; shift
@@ -148,6 +149,12 @@ for r in json.load(open(sys.argv[1]))["rows"]:
     print(f"  M={r['M']} {short(r['stage1_config'])} + {short(r['stage2_config'])}: sort {r['sort_us']:.1f} "
           f"s1 {r['stage1_us']:.1f} s2 {r['stage2_us']:.1f} total {r['total_us']:.1f} {'PASS' if r['correct'] else 'FAIL'}")
 EOF
+}
+# The runtime suite and the Python package's tests on the tree as built (parts gpu, sortgpu,
+# runtimepy).
+runtime_and_python() {
+  step runtime 150 $b/bin/moetune_test_runtime
+  MOETUNE_LIBRARY=$b/lib step python 120 python3 python/tests/test_fused_moe.py -v
 }
 # Nsight Compute, for the profiling parts (l2prof, prof, profsrc). Each profiles one launch per
 # kernel of `bench --samples 1 --repeats 1`, written out in each part: ncu runs it as a program,
@@ -199,14 +206,21 @@ for part in "$@"; do
           bench hot_${mode}_draft_r$round --shape 5120,640,128,3 --dtype a16w4 --m 1 8 --config default $flag
         done
       done ;;
+    runtimepy)
+      # Session 34: the runtime and Python suites alone (a change to the runtime's workspace).
+      runtime_and_python ;;
+    splitverify)
+      # Session 34: every correctness gate of `moe-tune verify` on session 33's split kernels
+      # (../2026-12-06-s33/split_verify_space.json; needs unlanded_split_k_global.patch built).
+      step splitverify 70 $b/bin/moe-tune verify --space results/sm_90/2026-12-06-s33/split_verify_space.json \
+        --dtype a16w4 --m 2 --cache-dir "$cache" --json "$out/splitverify.json" ;;
     gpupart)
       # Session 32: [gpu] test cases of the exec suite by name (GPU_TESTS, Catch's test spec:
       # comma-separated names, '*' wildcards), for cases a timed-out `gpu` part left unrun.
       step exec_gpu_part ${GPU_PART_LIMIT:-300} $b/bin/moetune_test_exec "${GPU_TESTS:-[gpu]}" ;;
     gpu)
       step exec_gpu 400 $b/bin/moetune_test_exec "[gpu]"
-      step runtime 150 $b/bin/moetune_test_runtime
-      MOETUNE_LIBRARY=$b/lib step python 120 python3 python/tests/test_fused_moe.py -v ;;
+      runtime_and_python ;;
     a8s2)
       for pt in 5120,640,384,6:8 5120,640,384,6:64 5120,640,128,3:8 5120,640,128,3:64 \
                 5120,2304,96,6:1 5120,2304,96,6:4 5120,2304,96,6:8 5120,2304,96,6:32 5120,2304,96,6:64; do
@@ -402,8 +416,7 @@ POINTS
       step sortgate 200 $b/bin/moetune_test_exec "gates: the sort at one CTA and at many (uniform and concentrated routing)"
       # (A test name with a comma needs a wildcard: Catch reads the comma as a separator.)
       step sortbreak 120 $b/bin/moetune_test_exec "break: an input changed by the kernel fails input preservation*"
-      step runtime 150 $b/bin/moetune_test_runtime
-      MOETUNE_LIBRARY=$b/lib step python 120 python3 python/tests/test_fused_moe.py -v ;;
+      runtime_and_python ;;
     t128check)
       # Session 29's default from 128 tokens per expert (the 128-token pair on three warpgroups)
       # against the 64-token pair it replaced (the same names with t64/w8/waves 3), two rounds
@@ -449,13 +462,11 @@ POINTS
       cat "$out/streamprobe.log"; rm -f "$out/stream_probe" ;;
     bulkprobe)
       # Session 34 (not run yet): the same bytes by one bulk copy (TMA) per k-tile on an mbarrier,
-      # on the same grid and split over two CTAs (../2026-12-07-s34/stream_probe_bulk.cu), beside
-      # session 32's cp.async probe in the same call, so the lines compare.
+      # on the same grid and split over two CTAs (../2026-12-07-s34/stream_probe_bulk.cu).
+      # Run it as `streamprobe bulkprobe` in one call so the two probes' lines compare.
       step bulkprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe_bulk" results/sm_90/2026-12-07-s34/stream_probe_bulk.cu
-      step streamprobe_build 120 nvcc -O3 -arch=sm_90 -o "$out/stream_probe" results/sm_90/2026-12-06-s32/stream_probe.cu
       step bulkprobe 120 "$out/stream_probe_bulk"
-      step streamprobe 120 "$out/stream_probe"
-      cat "$out/bulkprobe.log" "$out/streamprobe.log"; rm -f "$out/stream_probe" "$out/stream_probe_bulk" ;;
+      cat "$out/bulkprobe.log"; rm -f "$out/stream_probe_bulk" ;;
     profsrc)
       # Session 32 (docs/performance.md item 8): the default's stage kernels at each PROF_POINTS
       # shape:M with Nsight Compute's full set, one launch each, kept as a report, and its
