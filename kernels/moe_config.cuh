@@ -17,7 +17,7 @@ enum DtypePath : int {
 
 template <int Stage_, int Dtype_, int BM_, int BN_, int BK_, int Warps_, int KPack_, int Path_,
           int Waves_, int Stages_, int KSplit_, int GateSeparated_, int DoWeight_, int Fp8_,
-          int Reduce_, int Mainloop_, int WLayout_, int HBf16_, int XBf16_, int TileMajor_>
+          int Reduce_, int Mainloop_, int WLayout_, int HBf16_, int XBf16_, int TileMajor_, int SortHalves_>
 struct MoeConfig {
   static constexpr int stage = Stage_;
   static constexpr int dtype = Dtype_;
@@ -73,6 +73,10 @@ struct MoeConfig {
   // block's token rows (read once from DRAM, then from L2 by each column tile) and an expert's
   // weights are read while its consecutive blocks run (session 27; moe_gemm.cuh's grid_sorted_block).
   static constexpr bool tile_major = TileMajor_ != 0;
+  // A stage two reading a sort of 2 x block_m tokens per block in halves (the last parameter;
+  // moe_stage2.cuh): grid row b is rows [b * block_m, (b + 1) * block_m) of the sorted slots,
+  // with the expert of sorted block b / 2, so its stage one can take twice its block_m.
+  static constexpr bool sort_halves = SortHalves_ != 0;
   // Whether stage one quantises h per 1x32 (A8W4's intermediate, whatever its main loop).
   static constexpr bool h_mx = stage == 1 && (dtype == dtype_a8w4 || x_bf16);
 
@@ -205,6 +209,7 @@ struct MoeConfig {
   static_assert(stage == 2 || ksplit == 1 || (wgmma && ksplit <= 8),
                 "stage-one split-K: the wgmma main loop, a cluster of at most 8 CTAs (moe_stage1_ksplit)");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
+  static_assert(!sort_halves || stage == 2, "the sort read in halves: a stage two's");
   static_assert(swap_ab || wgmma || block_n % 32 == 0, "block_n must be a multiple of 32");
   static_assert(swap_ab || wgmma || block_m % 16 == 0, "block_m must be a multiple of 16");
   static_assert(swap_ab || wgmma || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");

@@ -1,6 +1,7 @@
 #pragma once
 // Stage two: y[t] = sum_k w_k * (h[slot] · w2_e^T) over the sorted blocks (slot order).
-// Grid: (max sorted blocks, ceil(H / block_n), ksplit); CTAs past num_blocks exit at once.
+// Grid: (max sorted blocks, ceil(H / block_n), ksplit), x and y swapped tile-major; CTAs past
+// num_blocks exit at once. sort_halves: two grid rows per sorted block of the 2 x block_m sort.
 //   atomic (Cfg::reduce == 0): fp32 atomic adds into an fp32 accumulator acc[M][H] (held in
 //     `partial`), which stage one cleared (moe_stage1.cuh); ksplit CTAs along z each add their K range;
 //     moe_reduce_y (topk = 1) then rounds acc to bf16 y once. Adding in bf16 directly would
@@ -29,14 +30,21 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
                i32 M, i32 topk, i32 H, i32 I) {
   static_assert(Cfg::stage == 2, "stage-two configuration expected");
   wait_for_previous_kernel();  // before num_blocks and h: the sort and stage one write them
+  // The grid's row: a sorted block, or with sort_halves half of one (its rows are then
+  // sorted_slots[blk * block_m ...], the same flat index, and its expert that of block blk / 2).
   int const blk = grid_sorted_block<Cfg>();
-  if (blk >= num_blocks[0]) return;
+  int const sorted = Cfg::sort_halves ? blk >> 1 : blk;
+  if (sorted >= num_blocks[0]) return;
   int const n0 = grid_column0<Cfg>();
-  int const expert = block_expert[blk];
+  int const expert = block_expert[sorted];
   int const n_slots = M * topk;
 
   u8* smem = moetune_smem;
   i32* row_slot = load_block_rows<Cfg>(smem, sorted_slots, blk, n_slots, 1);
+  // A block's slots come first and its padding after them (moe_sort.cuh), so a half whose
+  // first row is padding is padding throughout: nothing to multiply or add. (After the rows'
+  // barrier: every thread reads the same row_slot[0] and leaves together.)
+  if (Cfg::sort_halves && row_slot[0] < 0) return;
   int const tid = static_cast<int>(thread_x());
 
   // Split-K: whole block_k tiles per split.

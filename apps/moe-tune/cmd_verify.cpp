@@ -31,17 +31,18 @@ struct VerifyCommandOptions {
   std::string json_path;
 };
 
-// The partner of a variant in the other stage: the default configuration with the variant's
-// block_m (both stages read the same sorted blocks), or the first valid candidate with it.
+// The partner of a variant in the other stage: the default configuration made to read the
+// variant's sort (search::with_sort_of: both stages read the same sorted blocks), or the first
+// valid candidate that reads it.
 std::optional<search::KernelConfig> partner(const search::KernelConfig& variant,
                                             const search::KernelConfig& default_other,
                                             const std::vector<search::Candidate>& candidates,
                                             search::Arch arch, const moe::MoeShape& shape) {
-  auto other = default_other;
-  other.block_m = variant.block_m;
+  auto const other = search::with_sort_of(default_other, variant);
   if (!search::check_config(other, arch, shape)) return other;
   for (auto const& c : candidates) {
-    if (!c.pruned_reason && c.config.stage == other.stage && c.config.block_m == variant.block_m) {
+    if (!c.pruned_reason && c.config.stage == other.stage &&
+        !search::pair_violation(c.config.stage == 1 ? c.config : variant, c.config.stage == 1 ? variant : c.config)) {
       return c.config;
     }
   }
@@ -109,8 +110,8 @@ void run_verify(const VerifyCommandOptions& opt, int& exit_code) {
                                  candidates, arch, shape);
       if (!other) {
         ++failures;
-        fmt::print("  FAIL    {}: no valid partner stage with block_m {}\n", c.config.name(),
-                   c.config.block_m);
+        fmt::print("  FAIL    {}: no valid partner stage reading its sort of {} tokens a block\n", c.config.name(),
+                   search::sort_block_m(c.config));
         out.push_back({{"variant", c.config.name()}, {"outcome", "no_partner"}});
         continue;
       }

@@ -195,6 +195,26 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
         s->block_n = wgmma_block_n(s->stage, s->warps);
       }
     }
+    // Session 35 (results/sm_90/2026-12-07-s35, H100, two rounds in reverse order, whole MoE,
+    // us; tokens per expert in brackets): from 72 to under 120 tokens per expert most experts
+    // fill a 64-token block and part of a second, so their w1 is decoded twice; the 128-token
+    // stage one on three warpgroups (above) decodes it once, and the 64-token stage two reads
+    // its sort in halves (`_hs`, sort_halves), since the 128-token stage two loses at I = 640.
+    // Backbone M = 5120 (80) 2307.3 / 2308.1 -> 2209.7 / 2209.0, M = 6144 (96) 2498.4 / 2512.5
+    // -> 2424.9 / 2420.7; draft M = 3072 (72) 763.5 / 762.2 -> 731.1 / 732.2, M = 4096 (96)
+    // 880.4 / 888.0 -> 859.3 / 847.8; EP M = 1536 (96) 1939.2 / 1937.7 -> 1794.4 / 1791.7.
+    // Outside the range it lost or was level: backbone M = 4096 (64) 1840.4 / 1839.0 -> 1912.9
+    // / 1916.3, M = 8192 (128) 3188.8 / 3184.2 -> 3228.9 / 3236.9, M = 16384 (256) 5834.0 /
+    // 5835.3 -> 5770.0 / 5797.3; draft M = 5120 (120) 1026.4 / 1029.1 -> 1035.2 / 1032.5, M =
+    // 8192 (192) 1611.2 / 1624.3 -> 1619.7 / 1600.5; EP M = 4096 (256), against the 128-token
+    // pair, 4062.1 / 4098.4 -> 4247.7 / 4232.7. Both stages or neither (one sort).
+    if (bm == 64 && per_expert >= 72 && per_expert < 120) {
+      KernelConfig h1 = s1, h2 = s2;
+      h1.block_m = 128, h1.warps = 12, h1.waves = 0;
+      h1.block_n = wgmma_block_n(h1.stage, h1.warps);
+      h2.sort_halves = true;
+      if (!check_config(h1, arch, shape) && !check_config(h2, arch, shape) && !pair_violation(h1, h2)) s1 = h1, s2 = h2;
+    }
     if (!check_config(s1, arch, shape)) d.stage1 = s1;
     if (!check_config(s2, arch, shape)) d.stage2 = s2;
   }
@@ -279,7 +299,9 @@ void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, 
 void tile_major_grids(DefaultConfigs& d, std::int64_t M, Arch arch, const moe::MoeShape& shape) {
   for (KernelConfig* s : {&d.stage1, &d.stage2}) {
     if (!s->wgmma || s->dtype != DtypePath::a16w4) continue;
-    if (max_sorted_blocks(shape, M, s->block_m) > tile_major_max_blocks) continue;
+    // The grid's rows: sorted blocks, two per block for a stage two reading the sort in halves.
+    if (max_sorted_blocks(shape, M, sort_block_m(*s)) * (sort_block_m(*s) / s->block_m) > tile_major_max_blocks)
+      continue;
     KernelConfig trial = *s;
     trial.tile_major = true;
     if (!check_config(trial, arch, shape)) *s = trial;

@@ -64,6 +64,13 @@ KernelConfig compiled_as(const KernelConfig& c) {
   return k;
 }
 
+KernelConfig with_sort_of(KernelConfig other, const KernelConfig& subject) {
+  if (sort_block_m(other) == sort_block_m(subject)) return other;
+  other.block_m = sort_block_m(subject);
+  if (other.stage == 2) other.sort_halves = false;
+  return other;
+}
+
 WeightLayout weight_layout(const KernelConfig& c) {
   if (c.wgmma)
     return compiled_as(c).dtype != c.dtype ? WeightLayout::wgmma_tiles_a16w4 : WeightLayout::wgmma_tiles;
@@ -94,6 +101,7 @@ std::string KernelConfig::name() const {
   if (h_bf16) s += "_hb";
   if (x_bf16) s += "_xb";
   if (tile_major) s += "_tm";
+  if (sort_halves) s += "_hs";
   if (stage == 1) {
     if (ksplit > 1) s += fmt::format("_ks{}", ksplit);  // split-K only: older names stay as they were
     s += fmt::format("_{}_dw{}", gate_up == GateUpLayout::interleaved ? "gi" : "gs",
@@ -109,10 +117,17 @@ KernelConfig parse_kernel_name(std::string_view name) {
   KernelConfig c;
   // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
   // decode, wgmma, k16 or k32, then repacked weights, then bf16 h, then bf16 x, then the
-  // tile-major grid) sit after the stages
+  // tile-major grid, then the sort read in halves) sit after the stages
   // token; take them out so the positions below are those of every other name.
   while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
-                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb" || t[10] == "tm")) {
+                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb" || t[10] == "tm" ||
+                           t[10] == "hs")) {
+    if (c.sort_halves) bad(name, 10, t[10], "'hs' last among the optional tokens");
+    if (t[10] == "hs") {  // last: only 'tm' may precede it among the grid tokens
+      c.sort_halves = true;
+      t.erase(t.begin() + 10);
+      continue;
+    }
     bool& flag = t[10] == "sab"   ? c.swap_ab
                  : t[10] == "stg" ? c.staged
                  : t[10] == "fd"  ? c.fragment_decode
@@ -124,7 +139,7 @@ KernelConfig parse_kernel_name(std::string_view name) {
                  : t[10] == "tm"  ? c.tile_major
                                   : c.x_bf16;
     if (flag) bad(name, 10, t[10], "the token once");
-    if (c.tile_major) bad(name, 10, t[10], "'tm' last among the optional tokens");
+    if (c.tile_major) bad(name, 10, t[10], "'tm' last among the optional tokens (only 'hs' follows it)");
     if (t[10] == "tm") {  // last: no order rule below concerns it
       flag = true;
       t.erase(t.begin() + 10);

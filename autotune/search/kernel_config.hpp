@@ -22,7 +22,9 @@
 // when an A8W4 stage one reads x upcast to bf16 (each absent otherwise, so names from before
 // these knobs still parse); stage one: "ks<N>" when it splits K (N >= 2; absent otherwise), gate/up order
 // (gi interleaved, gs separated) and doweight_stage1; stage two: ksplit, doweight_stage1 and
-// atomic|reduce.
+// atomic|reduce. The optional tokens end with "tm" (the tile-major grid), then "hs" (a stage
+// two reading the sort's blocks in halves), e.g.
+//   moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_hs_ks1_dw0_atomic
 #include <string>
 #include <string_view>
 
@@ -99,6 +101,15 @@ struct KernelConfig {
   // rows once per column tile. Any main loop; not with stage one's cluster split. Name token
   // `_tm`, last of the optional tokens.
   bool tile_major = false;
+  // Stage two only: the sort's blocks are twice this stage's block_m (the stage one's block_m)
+  // and each is read as two halves: grid row b multiplies sorted rows [b * block_m, (b + 1) *
+  // block_m) with the expert of sorted block b / 2, and a half that holds only padding exits at
+  // once (kernels/moe_stage2.cuh). Why: at I = 640 and many tokens per expert the 128-token
+  // stage one gains (each expert's w1 decoded once per 128 tokens) while a 128-token stage two
+  // loses (five k-tiles per CTA at one CTA per SM; docs/performance.md item 3); with this the
+  // pair can take the 128-token stage one and the 64-token stage two. Any main loop. Name token
+  // `_hs`, after `_tm`.
+  bool sort_halves = false;
   // A8W4 only, a property of the pair (both stages carry it or neither): the intermediate h is
   // stored as bf16 holding its MXFP8-quantised values (e4m3 code x 2^scale, exact in bf16)
   // instead of e4m3 codes plus E8M0 scales. Stage one quantises by the contract's rule as
@@ -126,6 +137,17 @@ struct KernelConfig {
 // x_bf16, h_bf16 and the fp8 flavour, which select A8W4's epilogue (kernels/moe_config.cuh):
 // its main loop, traits and main-loop rules are A16W4's.
 [[nodiscard]] KernelConfig compiled_as(const KernelConfig& c);
+
+// The tokens per sorted block of the sort a stage reads: its block_m, or for a stage two
+// reading the sort in halves (sort_halves) twice that. A pair's stages agree on it.
+[[nodiscard]] inline int sort_block_m(const KernelConfig& c) {
+  return c.stage == 2 && c.sort_halves ? 2 * c.block_m : c.block_m;
+}
+
+// `other`, a configuration of a pipeline's other stage, made to read the sort `subject` reads:
+// unchanged where it already does, else with block_m set to that sort's (a stage two then
+// reading it whole, sort_halves off). The tuner's and `verify`'s partner rule.
+[[nodiscard]] KernelConfig with_sort_of(KernelConfig other, const KernelConfig& subject);
 
 // Whether a pipeline's h is fp8 codes [slots][I] plus E8M0 scales [slots][I/32] (an A8W4
 // pair that does not keep h in bf16) rather than bf16 [slots][I]: the buffers the host sizes.

@@ -54,7 +54,8 @@ std::string config_type(const KernelConfig& config, Arch arch) {
   // DoWeight, Fp8, Reduce, Mainloop (kernels/moe_config.cuh: 0 registers, 1 swapped, 2 staged,
   // 3 staged with fragment decode, 4 wgmma, 5 wgmma with the k16 decode, 6 with the k32 one),
   // WLayout (0 natural MXFP4, 1 repacked, 2 wgmma tiles), HBf16 (an A8W4 stage one that
-  // writes h as bf16), XBf16 (an A8W4 stage one reading x in bf16, compiled with dtype A16W4).
+  // writes h as bf16), XBf16 (an A8W4 stage one reading x in bf16, compiled with dtype A16W4),
+  // TileMajor, SortHalves (a stage two reading the sort's blocks in halves).
   // Every parameter is spelled out: hipRTC (HIP 5.2) does not match a name expression that
   // leaves a defaulted one out. An A8W4 stage two reading bf16 h is compiled as the A16W4
   // stage two (compiled_as).
@@ -62,7 +63,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
   bool const s1 = c.stage == 1;
   auto const layout = weight_layout(c);
   bool const a8w4_epilogue = c.dtype == DtypePath::a8w4 || (s1 && c.x_bf16);
-  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
+  return fmt::format("moetune::MoeConfig<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.stage,
                      dtype_index(c.dtype), c.block_m, c.block_n, c.block_k, c.warps, c.kpack,
                      static_cast<int>(mma_path(c, arch)), c.waves, c.stages, std::max(1, c.ksplit),
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
@@ -71,7 +72,8 @@ std::string config_type(const KernelConfig& config, Arch arch) {
                      c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : c.wgmma_k32 ? 6 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
                                                                : static_cast<int>(layout),
-                     s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0, c.tile_major ? 1 : 0);
+                     s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0, c.tile_major ? 1 : 0,
+                     !s1 && c.sort_halves ? 1 : 0);
 }
 
 jit::KernelSource render(const KernelConfig& cfg, Arch arch) {
@@ -111,8 +113,11 @@ LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& 
   LaunchPlan plan;
   auto const t = kernel_traits(cfg, arch);
   // The one capacity rule, shared with the CPU reference's sort (moe/sorting.hpp).
-  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, cfg.block_m);
-  plan.max_sorted_blocks = max_sorted_blocks(shape, M, cfg.block_m);
+  // A stage two reading the sort in halves (sort_halves) reads its stage one's sort of
+  // sort_block_m tokens a block, two grid rows per sorted block.
+  int const sort_bm = sort_block_m(cfg);
+  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, sort_bm);
+  plan.max_sorted_blocks = max_sorted_blocks(shape, M, sort_bm) * (sort_bm / cfg.block_m);
   if (cfg.tile_major && plan.max_sorted_blocks > tile_major_max_blocks)
     throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's {} rows", cfg.name(),
                             plan.max_sorted_blocks, M, tile_major_max_blocks));

@@ -25,7 +25,7 @@ namespace moetune::search {
 // The configuration must pass check_config() for the arch (render does not re-check).
 [[nodiscard]] jit::KernelSource render(const KernelConfig& cfg, Arch arch);
 
-// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0,0,0,0>" — the template argument list of
+// "moetune::MoeConfig<1,0,32,128,256,4,1,1,2,2,1,0,0,0,0,0,0,0,0,0,0>" — the template argument list of
 // kernels/moe_config.cuh for this configuration on this arch.
 [[nodiscard]] std::string config_type(const KernelConfig& cfg, Arch arch);
 
@@ -45,7 +45,8 @@ struct LaunchPlan {
   std::vector<KernelLaunch> launches;  // in the order they run
   // Buffers the host allocates for this plan:
   std::int64_t sort_capacity = 0;      // sorted_slots entries; block_expert has capacity/block_m
-  std::int64_t max_sorted_blocks = 0;  // grid.x of the stage kernels, grid.y tile-major (CTAs past num_blocks exit)
+  std::int64_t max_sorted_blocks = 0;  // grid.x of the stage kernels, grid.y tile-major (CTAs past num_blocks exit);
+                                       // a stage two reading the sort in halves: two per sorted block
   std::int64_t partial_bytes = 0;      // stage two: fp32 [M*topk][H] (reduce) or acc [M][H] (atomic)
   // Atomic stage two: its accumulator acc[M][H] in 16-byte words, which stage one clears (the
   // stage-one kernel's acc_n16 argument); 0 for a reduce stage two.

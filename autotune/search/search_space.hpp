@@ -18,6 +18,8 @@
 // an A8W4 pair keeping h in bf16 (its stage two then the A16W4 kernel; pruned for other dtypes);
 // "x_bf16": [0, 1] (stage one) an A8W4 stage one reading x upcast to bf16 (A16W4's main loop);
 // "tile_major": [0, 1] the stage kernel's grid with the column tiles on x (every arch).
+// "sort_halves": [0, 1] (stage two) reads a sort of 2 x block_m tokens per block in halves, so
+// its stage one's block_m is twice its own (every arch).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -43,6 +45,7 @@ struct KnobLists {
   std::vector<int> h_bf16{0};     // 1 = an A8W4 pair keeps h in bf16 (KernelConfig::h_bf16)
   std::vector<int> x_bf16{0};     // 1 = an A8W4 stage one reads x in bf16 (KernelConfig::x_bf16)
   std::vector<int> tile_major{0};  // 1 = the stage's grid tile-major (KernelConfig::tile_major)
+  std::vector<int> sort_halves{0};  // stage two: 1 = reads the sort's blocks in halves (KernelConfig::sort_halves)
 };
 
 struct ArchSpace {

@@ -204,6 +204,13 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
   // the blocks on x; the two are not built together.
   if (c.tile_major && c.stage == 1 && c.ksplit > 1)
     add(fmt::format("tile_major 1 with ksplit {} in stage one: the cluster split keeps the sorted blocks on x", c.ksplit));
+  // A stage two reading the sort in halves (KernelConfig::sort_halves) reads a sort of 2 x
+  // block_m tokens, which its stage one makes; the sort's blocks are at most 128 tokens (the
+  // largest stage-one block_m of any main loop here).
+  if (c.sort_halves && c.stage != 2) add("sort_halves 1 in stage one: only a stage two reads the sort in halves");
+  if (c.sort_halves && c.stage == 2 && 2 * c.block_m > 128)
+    add(fmt::format("sort_halves 1 with block_m {}: the sort's blocks would be {} tokens, above 128", c.block_m,
+                    2 * c.block_m));
   if (c.stage == 1 && c.ksplit > 1 && !c.wgmma)
     add(fmt::format("ksplit {} in stage one: stage one splits K only in the wgmma main loop (its partial sums are "
                     "added in a thread-block cluster, sm_90)",
@@ -332,9 +339,13 @@ std::vector<std::string> all_violations(const KernelConfig& cfg, Arch arch, cons
 }
 
 std::optional<std::string> pair_violation(const KernelConfig& stage1, const KernelConfig& stage2) {
-  if (stage1.block_m != stage2.block_m)
+  if (sort_block_m(stage1) != sort_block_m(stage2)) {
+    if (stage2.sort_halves)
+      return fmt::format("stage two reads the sort in halves of {} tokens, so its stage one's block_m must be {}, not {}",
+                         stage2.block_m, sort_block_m(stage2), stage1.block_m);
     return fmt::format("the stages disagree on block_m ({} and {}): both read one sort", stage1.block_m,
                        stage2.block_m);
+  }
   if (stage1.h_bf16 != stage2.h_bf16)
     return fmt::format("stage one writes h as {} but stage two reads {} (h_bf16 {} and {}): both stages keep h in bf16 "
                        "or neither",

@@ -14,15 +14,17 @@ measure::TunePair baseline_pair(const measure::BucketPlan& bucket) {
 
 namespace {
 
-// The partner of a subject in `other_stage`: see the header for the rule. It shares the
-// subject's block_m (one sort) and h format (h_bf16: the stage two reads what the stage one
-// writes).
+// The partner of a subject in `other_stage`: see the header for the rule. It reads the
+// subject's sort (search::sort_block_m: one block_m, or a stage two reading the sort in halves
+// beside a stage one of twice its block_m) and shares its h format (h_bf16: the stage two
+// reads what the stage one writes).
 std::optional<search::KernelConfig> partner(const measure::BucketPlan& bucket, int other_stage,
                                             const search::KernelConfig& subject) {
   search::KernelConfig preferred =
       other_stage == 1 ? bucket.baseline.stage1 : bucket.baseline.stage2;
-  bool const baseline_fits = preferred.block_m == subject.block_m && preferred.h_bf16 == subject.h_bf16;
-  preferred.block_m = subject.block_m;
+  bool const baseline_fits =
+      search::sort_block_m(preferred) == search::sort_block_m(subject) && preferred.h_bf16 == subject.h_bf16;
+  preferred = search::with_sort_of(preferred, subject);
   preferred.h_bf16 = subject.h_bf16;
   if (baseline_fits) return preferred;  // the baseline's own stage: compiled anyway
   std::optional<search::KernelConfig> first;
@@ -93,8 +95,8 @@ CandidatePairs make_candidate_pairs(const measure::BucketPlan& bucket) {
     int const other = c.config.stage == 1 ? 2 : 1;
     auto const p = partner(bucket, other, c.config);
     if (!p) {
-      slot.pruned = fmt::format("no valid stage-{} configuration with block_m {}{} to pair with", other,
-                                c.config.block_m, c.config.h_bf16 ? " keeping h in bf16" : "");
+      slot.pruned = fmt::format("no valid stage-{} configuration reading a sort of block_m {}{} to pair with", other,
+                                search::sort_block_m(c.config), c.config.h_bf16 ? " keeping h in bf16" : "");
       out.slots.push_back(std::move(slot));
       continue;
     }

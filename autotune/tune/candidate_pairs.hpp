@@ -1,12 +1,13 @@
 #pragma once
 // From a bucket's per-stage candidates to the (stage one, stage two) pipelines that are
 // timed. The full product is far too large to time (hundreds x hundreds), and the two stages
-// must share block_m, so each valid candidate is timed as the *subject* of one pipeline whose
-// other stage is its partner:
-//   the baseline's other stage with block_m set to the subject's, when that configuration is
-//   a valid candidate of the space (or is the baseline itself); otherwise the first valid
-//   candidate of the other stage with that block_m; otherwise there is no pipeline and the
-//   candidate is pruned with that reason.
+// must read one sort (search::sort_block_m: the same block_m, or a stage two reading the sort
+// in halves beside a stage one of twice its block_m), so each valid candidate is timed as the
+// *subject* of one pipeline whose other stage is its partner:
+//   the baseline's other stage made to read the subject's sort (search::with_sort_of), when
+//   that configuration is a valid candidate of the space (or is the baseline itself);
+//   otherwise the first valid candidate of the other stage that reads it; otherwise there is
+//   no pipeline and the candidate is pruned with that reason.
 // Pipelines that come out identical are timed once; a pipeline equal to the baseline is not a
 // candidate at all (it cannot beat itself).
 // "Identical" is by machine code when the bucket carries code digests (BucketPlan::

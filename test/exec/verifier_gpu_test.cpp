@@ -367,6 +367,45 @@ void verify_shape(const moe::MoeShape& base_shape, std::int64_t bucket_m) {
       require_passes(verifier.verify(k1, d2, options));
     }
   }
+  SECTION("a stage two reading the 128-token sort in halves") {
+    // Session 35 (`_hs`, search::KernelConfig::sort_halves): the 128-token stage one on three
+    // warpgroups (session 29's) beside 64-token stage twos that read its sort as two halves a
+    // block (atomic, split over K in 2, reduce), at the bucket and at 2048 tokens, where blocks
+    // whose second half is padding are skipped and experts fill several blocks. A8W4 as its
+    // A16W4-loop twin (x and h in bf16). Where the rules refuse the wgmma kernels they must
+    // refuse them here too (checked, not skipped).
+    auto wg = [&](search::KernelConfig c, int bm, int warps) {
+      c.swap_ab = c.staged = c.fragment_decode = c.repacked = c.wgmma_k32 = false;
+      c.wgmma = c.wgmma_k16 = c.tile_major = true;
+      c.nonkdim = 16, c.kpack = 1, c.block_m = bm, c.warps = warps;
+      c.block_n = (c.stage == 1 ? 8 : 16) * warps;
+      c.block_k = 128, c.stages = 3, c.waves = 0, c.ksplit = 1;
+      c.stage2_mode = search::Stage2Mode::atomic;
+      return c;
+    };
+    auto s1 = wg(defaults.stage1, 128, 12), s2 = wg(defaults.stage2, 64, 8);
+    s2.sort_halves = true;
+    if (base_shape.dtype == moe::DtypePath::a8w4) s1.x_bf16 = s1.h_bf16 = s2.h_bf16 = true;
+    CAPTURE(s1.name(), s2.name());
+    bool const valid = sm90_mxfp4 && base_shape.hidden % 64 == 0 && base_shape.inter % 64 == 0;
+    if (!valid) {
+      CHECK((search::check_config(s1, arch, base_shape) || search::check_config(s2, arch, base_shape)));
+      return;
+    }
+    REQUIRE_FALSE(search::check_config(s1, arch, base_shape));
+    REQUIRE_FALSE(search::pair_violation(s1, s2));
+    auto split = s2, reduce = s2;
+    split.ksplit = 2;
+    reduce.stage2_mode = search::Stage2Mode::reduce;
+    for (auto const& two : {s2, split, reduce}) {
+      CAPTURE(two.name());
+      REQUIRE_FALSE(search::check_config(two, arch, base_shape));
+      require_passes(verifier.verify(s1, two, options));
+    }
+    auto const big = verifier.check(s1, s2, 2048, moe::RoutingSpec{});
+    INFO(big.name << ": " << big.detail);
+    CHECK(big.passed);
+  }
   SECTION("FMA fallback on both stages") {
     auto s1 = variant(defaults.stage1, arch, base_shape, [](auto& c) {
       c.swap_ab = false;

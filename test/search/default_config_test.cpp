@@ -39,7 +39,7 @@ TEST_CASE("default configuration is valid across shapes, paths, arches and M", "
           INFO("stage one: " << r1.value_or("valid") << "; stage two: " << r2.value_or("valid"));
           REQUIRE_FALSE(r1);
           REQUIRE_FALSE(r2);
-          CHECK(defaults.stage1.block_m == defaults.stage2.block_m);
+          CHECK_FALSE(search::pair_violation(defaults.stage1, defaults.stage2));  // one sort
         }
       }
     }
@@ -70,7 +70,7 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
     CHECK(d.stage1.wgmma == e.wgmma);
     CHECK(d.stage2.wgmma == e.stage2_wgmma.value_or(e.wgmma));
     CHECK(d.stage1.block_m == e.block_m);
-    CHECK(d.stage2.block_m == e.block_m);
+    CHECK(search::sort_block_m(d.stage2) == e.block_m);  // both read one sort
     return d;
   };
   // Backbone: 6 M / 384 tokens per expert. The wgmma main loop (sessions 10 and 11) from 0.04
@@ -197,6 +197,30 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
       CHECK(d.stage1.warps == 12);
       CHECK_FALSE(d.stage1.tile_major);
       CHECK_FALSE(d.stage2.tile_major);
+    }
+    // Session 35: from 72 to under 120 tokens per expert the 128-token stage one on three
+    // warpgroups with the 64-token stage two reading its sort in halves, the kernels its
+    // measurement named, on every shape (I = 640 and 2304); 64 and 120 tokens keep the
+    // 64-token pair, 128 on EP the 128-token pair. A8W4 takes it as its twin.
+    for (auto const& [s, M] : {std::pair{shape, std::int64_t{5120}}, std::pair{shape, std::int64_t{6144}},
+                               std::pair{draft, std::int64_t{3072}}, std::pair{draft, std::int64_t{4096}},
+                               std::pair{ep, std::int64_t{1536}}}) {
+      auto const d = checked_default(s, Expect{M, false, false, false, true, 128});
+      CHECK(d.stage1.name() == "moetune_s1_a16w4_bf16_t128x96x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0");
+      CHECK(d.stage2.name() == "moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_hs_ks1_dw0_atomic");
+      CHECK_FALSE(search::pair_violation(d.stage1, d.stage2));
+      auto a8 = s;
+      a8.dtype = moe::DtypePath::a8w4;
+      a8.fp8_flavor = moe::Fp8Flavor::ocp;
+      auto const t = search::default_config(a8, search::Arch::sm_90, M);
+      CHECK(t.stage1.x_bf16);
+      CHECK(t.stage2.sort_halves);
+      CHECK(t.stage1.block_m == 128);
+      CHECK_FALSE(search::pair_violation(t.stage1, t.stage2));
+    }
+    for (auto const& [s, M] : {std::pair{shape, std::int64_t{4096}}, std::pair{draft, std::int64_t{5120}}}) {
+      auto const d = checked_default(s, Expect{M, false, false, false, true, 64});
+      CHECK_FALSE(d.stage2.sort_halves);
     }
     // The draft at M = 2 (6 experts x 20 = 120 CTAs) splits in 4, at M = 4 (240) in 2.
     CHECK(checked_default(draft, Expect{2, false, false, false, true, 8}).stage1.ksplit == 4);

@@ -39,6 +39,8 @@ TEST_CASE("kernel names parse back", "[search]") {
                         "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic",
                         "moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks2_dw0_atomic",
                         "moetune_s1_a16w4_bf16_t16x64x128_w4_kp1_nk16_wv0_st2_tm_gi_dw0",
+                        "moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_hs_ks1_dw0_atomic",
+                        "moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_hs_ks2_dw0_atomic",
                         "moetune_s2_a8w4_fp8_t16x128x64_w4_kp1_nk16_wv0_st4_stg_fd_rp_hb_ks1_dw0_atomic",
                         "moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_xb_gi_dw0",
                         "moetune_s1_a8w4_fp8_t16x64x256_w8_kp1_nk16_wv0_st3_wg_k16_hb_xb_ks2_gi_dw0"}) {
@@ -118,6 +120,17 @@ TEST_CASE("kernel names parse back", "[search]") {
                     Catch::Matchers::Contains("token 11 'wg'") && Catch::Matchers::Contains("'tm' last"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_tm_tm_gi_dw0"),
                     Catch::Matchers::Contains("token 11 'tm'") && Catch::Matchers::Contains("the token once"));
+  // The sort read in halves: last of the optional tokens, after 'tm' where both are given.
+  auto const hs = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_hs_ks1_dw0_atomic");
+  CHECK(hs.sort_halves);
+  CHECK(hs.tile_major);
+  CHECK(hs.block_m == 64);
+  CHECK(sort_block_m(hs) == 128);
+  CHECK_FALSE(tm.sort_halves);
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hs_tm_ks1_dw0_atomic"),
+                    Catch::Matchers::Contains("token 11 'tm'") && Catch::Matchers::Contains("'hs' last"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_hs_k16_ks1_dw0_atomic"),
+                    Catch::Matchers::Contains("token 11 'k16'") && Catch::Matchers::Contains("'hs' last"));
 }
 
 TEST_CASE("an A8W4 pair keeping h in bf16: its stage two is compiled as the A16W4 stage two", "[search]") {

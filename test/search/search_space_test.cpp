@@ -126,6 +126,11 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   // x_bf16 is stage one's knob (only stage one reads x).
   p = write("space_xb_stage2", R"({"arch":"sm_90","stage1":{"x_bf16":[0,1]},"stage2":{"x_bf16":[1]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.x_bf16") && Contains("unknown stage-two knob"));
+  // sort_halves is stage two's knob (only a stage two reads the sort in halves).
+  p = write("space_hs_stage1", R"({"arch":"sm_90","stage1":{"sort_halves":[1]},"stage2":{"sort_halves":[0,1]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.sort_halves") && Contains("unknown stage-one knob"));
+  p = write("space_hs_bad", R"({"arch":"sm_90","stage1":{},"stage2":{"sort_halves":[2]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.sort_halves[0]") && Contains("0 or 1"));
   p = write("space_syntax", "{\n  \"arch\": \"sm_90\",\n  oops\n}");
   CHECK_THROWS_WITH(load_search_space(p), Contains("space.json:3:"));
   CHECK_NOTHROW(load_search_space(spaces() / "ci.json").for_arch(Arch::sm_90));
@@ -431,41 +436,41 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto const s1 = render(c, Arch::sm_90);
   CHECK(s1.unit_name == c.name());
   CHECK_THAT(s1.source, Catch::Contains("#include \"moe_stage1.cuh\""));
-  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>);"));
+  CHECK_THAT(s1.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1(moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0,0>);"));
   REQUIRE(s1.kernel_names.size() == 3);
   CHECK(s1.primary_kernel == 2);  // the tile the unit is named for, after the sorts
   CHECK(s1.kernel_names[0] == "moetune::moe_sort");
   CHECK(s1.kernel_names[1] == "moetune::moe_sort_multi");
-  CHECK(s1.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0>>");
+  CHECK(s1.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,256,4,1,1,0,2,1,0,0,0,0,0,0,0,0,0,0>>");
   {
     auto sw = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x256_w4_kp1_nk16_wv0_st2_sab_gi_dw0");
     CHECK(render(sw, Arch::sm_90).kernel_names[2] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,8,8,256,4,1,1,0,2,1,0,0,0,0,1,0,0,0,0,0>>");
     // On AMD the swapped kernels take the plain 16x16 MFMA (path 2), a8w4 on gfx950 too.
     sw.dtype = DtypePath::a8w4, sw.block_m = 16, sw.block_n = 32;
-    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0,0,0>"));
+    CHECK_THAT(render(sw, Arch::gfx950).source, Catch::Contains("MoeConfig<1,1,16,32,256,4,1,2,0,2,1,0,0,0,0,1,0,0,0,0,0>"));
   }
   {
     // The staged main loop is the configuration's last parameter, value 2.
     auto const st = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x64_w8_kp1_nk16_wv0_st3_stg_ks1_dw0_atomic");
     CHECK(render(st, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,64,8,1,1,0,3,1,0,0,0,0,2,0,0,0,0,0>>");
     // The wgmma main loop: 4, with the k16 decode 5, with the k32 decode 6.
     auto const k32 = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks1_dw0_atomic");
-    CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0,0>>"));
+    CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0,0,0>>"));
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
     CHECK(render(rp, Arch::sm_90).kernel_names[2] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,0,32,64,64,4,1,1,0,3,1,0,0,0,0,2,1,0,0,0,0>>");
   }
   {
     // Stage one split over K: its own entry point (the cluster shape is compiled into it) and
     // ksplit in the configuration.
     auto const ks = parse_kernel_name("moetune_s1_a16w4_bf16_t8x32x256_w4_kp1_nk16_wv0_st4_wg_ks4_gi_dw0");
     auto const unit = render(ks, Arch::sm_90);
-    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>);"));
-    CHECK(unit.kernel_names[2] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0>>");
+    CHECK_THAT(unit.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE1_KSPLIT(moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0,0>);"));
+    CHECK(unit.kernel_names[2] == "moetune::moe_stage1_ksplit<moetune::MoeConfig<1,0,8,32,256,4,1,1,0,4,4,0,0,0,0,4,2,0,0,0,0>>");
   }
   {
     // The tile-major grid (session 27): its parameter last, the stage kernel's grid (tiles,
@@ -475,7 +480,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     auto const rm2 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
     CHECK(tm2.tile_major);
     CHECK(render(tm2, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,1>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,1,0>>");
     auto const shape = backbone();
     auto const a = plan_launch(tm2, Arch::sm_90, shape, 4096), b = plan_launch(rm2, Arch::sm_90, shape, 4096);
     REQUIRE(a.launches.size() == b.launches.size());
@@ -493,16 +498,60 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     CHECK_THROWS_WITH(plan_launch(tiny, Arch::sm_90, shape, 131072), Catch::Contains("exceed a tile-major grid's 65535 rows"));
   }
   {
+    // A stage two reading the sort in halves (sort_halves, `_hs`, session 35): its parameter
+    // last; two grid rows per sorted block of its stage one's sort of twice its block_m, whose
+    // capacity the plan carries; a pair only with a stage one of that block_m.
+    auto const hs = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_hs_ks1_dw0_atomic");
+    auto const whole = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_ks1_dw0_atomic");
+    auto const s1_128 = parse_kernel_name("moetune_s1_a16w4_bf16_t128x96x128_w12_kp1_nk16_wv0_st3_wg_k16_tm_gi_dw0");
+    auto const s1_64 = parse_kernel_name("moetune_s1_a16w4_bf16_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_tm_gi_dw0");
+    REQUIRE(hs.sort_halves);
+    CHECK(sort_block_m(hs) == 128);
+    CHECK(sort_block_m(whole) == 64);
+    CHECK(sort_block_m(s1_128) == 128);
+    CHECK(render(hs, Arch::sm_90).kernel_names[0] ==
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,1,1>>");
+    CHECK_THAT(render(hs, Arch::gfx942).source, Catch::Contains(",1,1>);"));
+    auto const shape = backbone();
+    CHECK(!check_config(hs, Arch::sm_90, shape));
+    CHECK(!check_config(s1_128, Arch::sm_90, shape));
+    for (std::int64_t M : {1, 4096, 16384}) {
+      auto const plan = plan_launch(hs, Arch::sm_90, shape, M);
+      auto const sort = plan_launch(s1_128, Arch::sm_90, shape, M);
+      CHECK(plan.max_sorted_blocks == 2 * sort.max_sorted_blocks);
+      CHECK(plan.launches[0].grid.y == plan.max_sorted_blocks);  // tile-major: the rows on y
+      CHECK(plan.sort_capacity == sort.sort_capacity);
+    }
+    CHECK(!pair_violation(s1_128, hs));
+    CHECK(!pair_violation(s1_64, whole));
+    CHECK_THAT(pair_violation(s1_64, hs).value_or(""), Catch::Contains("its stage one's block_m must be 128, not 64"));
+    CHECK_THAT(pair_violation(s1_128, whole).value_or(""), Catch::Contains("disagree on block_m (128 and 64)"));
+    // Only a stage two reads in halves, and only a sort of at most 128 tokens a block.
+    auto s1_hs = s1_64;
+    s1_hs.sort_halves = true;
+    CHECK_THAT(check_config(s1_hs, Arch::sm_90).value_or(""), Catch::Contains("sort_halves 1 in stage one"));
+    auto wide = hs;
+    wide.block_m = 128, wide.warps = 12, wide.block_n = 192, wide.waves = 0;
+    CHECK_THAT(check_config(wide, Arch::sm_90).value_or(""), Catch::Contains("sort_halves 1 with block_m 128"));
+    // The partner rule (tuner, verify): the other stage made to read the subject's sort.
+    CHECK(with_sort_of(s1_64, hs).block_m == 128);
+    CHECK(with_sort_of(s1_128, hs) == s1_128);
+    auto const back = with_sort_of(hs, s1_64);
+    CHECK(back.block_m == 64);
+    CHECK_FALSE(back.sort_halves);
+    CHECK(with_sort_of(hs, s1_128) == hs);
+  }
+  {
     // h kept in bf16: stage one's last parameter is 1; stage two is the A16W4 kernel itself
     // (its dtype 0, its wgmma tiles the layout 2 it always reads), the same unit source.
     auto const hb1 = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_wg_hb_gi_dw0");
     CHECK(render(hb1, Arch::sm_90).kernel_names[2] ==
-          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0,0>>");
+          "moetune::moe_stage1<moetune::MoeConfig<1,1,64,64,128,8,1,1,0,3,1,0,0,0,0,4,2,1,0,0,0>>");
     auto const hb2 = parse_kernel_name("moetune_s2_a8w4_fp8_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_ks1_dw0_atomic");
     auto const a16 = parse_kernel_name("moetune_s2_a16w4_bf16_t64x128x128_w8_kp1_nk16_wv3_st3_wg_k16_ks1_dw0_atomic");
     CHECK(render(hb2, Arch::sm_90).kernel_names == render(a16, Arch::sm_90).kernel_names);
     CHECK(render(hb2, Arch::sm_90).kernel_names[0] ==
-          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,0>>");
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,64,128,128,8,1,1,3,3,1,0,0,0,0,5,2,0,0,0,0>>");
     CHECK(kernel_traits(hb2, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
   }
   {
@@ -516,7 +565,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     REQUIRE(unit.kernel_names.size() == 3);
     CHECK(unit.kernel_names[0] == "moetune::moe_sort_upcast_x<0>");
     CHECK(unit.kernel_names[1] == "moetune::moe_sort_multi_upcast_x<0>");
-    CHECK(unit.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1,0>>");
+    CHECK(unit.kernel_names[2] == "moetune::moe_stage1<moetune::MoeConfig<1,0,64,64,128,8,1,1,0,3,1,0,0,0,0,5,2,1,1,0,0>>");
     auto a16 = xb;
     a16.dtype = DtypePath::a16w4, a16.x_bf16 = false, a16.h_bf16 = false;
     CHECK(kernel_traits(xb, Arch::sm_90).smem_bytes == kernel_traits(a16, Arch::sm_90).smem_bytes);
@@ -552,7 +601,7 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
   auto c2 = c;
   c2.stage = 2, c2.stage2_mode = Stage2Mode::reduce, c2.dtype = DtypePath::a8w4, c2.block_k = 128, c2.nonkdim = 32;
   auto const s2 = render(c2, Arch::gfx950);
-  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0,0,0>);"));
+  CHECK_THAT(s2.source, Catch::Contains("MOETUNE_INSTANTIATE_STAGE2(moetune::MoeConfig<2,1,32,64,128,4,1,5,0,2,1,0,0,0,1,0,0,0,0,0,0>);"));
   CHECK(s2.kernel_names.back() == "moetune::moe_reduce_y");
   c2.stage2_mode = Stage2Mode::atomic;
   // The atomic stage two has the same two kernels (stage one clears its accumulator).

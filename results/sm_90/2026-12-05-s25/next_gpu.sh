@@ -122,6 +122,14 @@
 # cases, runtime and Python: parts splitverify, splitab, gpupart, runtimepy), then part pairs
 # with ../2026-12-07-s34/m8split_pairs.txt, then parts streamprobe and bulkprobe together:
 #   part bulkprobe: one bulk copy per k-tile against session 32's per-thread cp.async probe.
+# Session 35 ran splitverify + splitab (the global split lost: closed) + streamprobe + bulkprobe
+# + pairs (m8split: lost; ../2026-12-07-s35/halves_pairs.txt) through ../2026-12-07-s35/call.sh,
+# then the `_hs` gate section and more pairs (call2.sh), on an H100; the default now takes the
+# `_hs` pair from 72 to under 120 tokens per expert.
+# What the next GPU session runs first, on an H200: part pairs with
+# PAIRS_FILE=results/sm_90/2026-12-07-s35/halves_default_pairs.txt (the new default against
+# the pair it replaced), part pairs with ../2026-12-06-s33/h200_defaults_pairs.txt and
+# BENCH_BIN=main's binary, then part table.
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
