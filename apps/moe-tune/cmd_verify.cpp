@@ -41,8 +41,7 @@ std::optional<search::KernelConfig> partner(const search::KernelConfig& variant,
   auto const other = search::with_sort_of(default_other, variant);
   if (!search::check_config(other, arch, shape)) return other;
   for (auto const& c : candidates) {
-    if (!c.pruned_reason && c.config.stage == other.stage &&
-        !search::pair_violation(c.config.stage == 1 ? c.config : variant, c.config.stage == 1 ? variant : c.config)) {
+    if (!c.pruned_reason && c.config.stage == other.stage && !search::pair_violation_either(c.config, variant)) {
       return c.config;
     }
   }

@@ -299,9 +299,7 @@ void split_stage1_k(DefaultConfigs& d, std::int64_t reached_experts, Arch arch, 
 void tile_major_grids(DefaultConfigs& d, std::int64_t M, Arch arch, const moe::MoeShape& shape) {
   for (KernelConfig* s : {&d.stage1, &d.stage2}) {
     if (!s->wgmma || s->dtype != DtypePath::a16w4) continue;
-    // The grid's rows: sorted blocks, two per block for a stage two reading the sort in halves.
-    if (max_sorted_blocks(shape, M, sort_block_m(*s)) * (sort_block_m(*s) / s->block_m) > tile_major_max_blocks)
-      continue;
+    if (stage_grid_rows(shape, M, *s) > tile_major_max_blocks) continue;
     KernelConfig trial = *s;
     trial.tile_major = true;
     if (!check_config(trial, arch, shape)) *s = trial;

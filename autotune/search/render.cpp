@@ -109,15 +109,19 @@ std::int64_t max_sorted_blocks(const moe::MoeShape& shape, std::int64_t M, int b
       1, std::min(moe::sort_capacity(M, shape.topk, shape.experts, block_m) / bm, (slots + touched * (bm - 1)) / bm));
 }
 
+std::int64_t stage_grid_rows(const moe::MoeShape& shape, std::int64_t M, const KernelConfig& cfg) {
+  int const sort_bm = sort_block_m(cfg);
+  return max_sorted_blocks(shape, M, sort_bm) * (sort_bm / cfg.block_m);
+}
+
 LaunchPlan plan_launch(const KernelConfig& cfg, Arch arch, const moe::MoeShape& shape, std::int64_t M) {
   LaunchPlan plan;
   auto const t = kernel_traits(cfg, arch);
   // The one capacity rule, shared with the CPU reference's sort (moe/sorting.hpp).
   // A stage two reading the sort in halves (sort_halves) reads its stage one's sort of
-  // sort_block_m tokens a block, two grid rows per sorted block.
-  int const sort_bm = sort_block_m(cfg);
-  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, sort_bm);
-  plan.max_sorted_blocks = max_sorted_blocks(shape, M, sort_bm) * (sort_bm / cfg.block_m);
+  // sort_block_m tokens a block (stage_grid_rows: two grid rows per sorted block).
+  plan.sort_capacity = moe::sort_capacity(M, shape.topk, shape.experts, sort_block_m(cfg));
+  plan.max_sorted_blocks = stage_grid_rows(shape, M, cfg);
   if (cfg.tile_major && plan.max_sorted_blocks > tile_major_max_blocks)
     throw Error(fmt::format("{}: {} sorted blocks at M = {} exceed a tile-major grid's {} rows", cfg.name(),
                             plan.max_sorted_blocks, M, tile_major_max_blocks));

@@ -63,6 +63,11 @@ struct LaunchPlan {
 // blocks; CTAs past the sort's num_blocks exit).
 [[nodiscard]] std::int64_t max_sorted_blocks(const moe::MoeShape& shape, std::int64_t M, int block_m);
 
+// The stage kernel's grid rows over the sorted blocks at M (LaunchPlan::max_sorted_blocks): the
+// most blocks of the sort it reads (sort_block_m), two rows per block for a stage two reading
+// the sort in halves.
+[[nodiscard]] std::int64_t stage_grid_rows(const moe::MoeShape& shape, std::int64_t M, const KernelConfig& cfg);
+
 // A grid's y holds at most this many CTAs, so a tile-major stage (KernelConfig::tile_major: the
 // sorted blocks on y) launches at most this many blocks; plan_launch refuses more.
 inline constexpr std::int64_t tile_major_max_blocks = 65535;

@@ -30,8 +30,14 @@ inline constexpr int sort_max_experts = 512;
                                                       const moe::MoeShape* shape = nullptr);
 
 // Why a stage one and a stage two cannot run as one pipeline, or nullopt: they read one sort
-// (the same block_m) and stage two reads h in the format stage one writes (h_bf16 in both or
-// in neither).
+// (sort_block_m: the same block_m, or a stage two reading it in halves) and stage two reads h
+// in the format stage one writes (h_bf16 in both or in neither).
 [[nodiscard]] std::optional<std::string> pair_violation(const KernelConfig& stage1, const KernelConfig& stage2);
+
+// pair_violation for one configuration of each stage given in either order: the partner
+// searches (the tuner's, `verify`'s) hold a subject and a candidate of the other stage.
+[[nodiscard]] inline std::optional<std::string> pair_violation_either(const KernelConfig& a, const KernelConfig& b) {
+  return a.stage == 1 ? pair_violation(a, b) : pair_violation(b, a);
+}
 
 }  // namespace moetune::search

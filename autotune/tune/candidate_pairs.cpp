@@ -29,7 +29,7 @@ std::optional<search::KernelConfig> partner(const measure::BucketPlan& bucket, i
   if (baseline_fits) return preferred;  // the baseline's own stage: compiled anyway
   std::optional<search::KernelConfig> first;
   for (auto const& c : bucket.candidates) {
-    if (c.pruned_reason || c.config.stage != other_stage || search::pair_violation(c.config, subject)) continue;
+    if (c.pruned_reason || c.config.stage != other_stage || search::pair_violation_either(c.config, subject)) continue;
     if (c.config == preferred) return c.config;
     if (!first) first = c.config;
   }
