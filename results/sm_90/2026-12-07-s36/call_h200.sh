@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Session 36's H200 call (the first call got an H100): on an H200 only, what session 35 left
-# for one, the cheapest first.
-#   1. Session 35's default from 72 to under 120 tokens per expert against the pair it replaced
-#      (../2026-12-07-s35/halves_default_pairs.txt), as call.sh's part 1 did on the H100.
-#   2. Nsight Compute on the default's stage kernels at backbone M = 64 and 512 (the H200's
+# Session 36's H200 call (the first calls got an H100): on an H200 only, what session 35 left
+# for one, the table first (with PARTS=rest, a second call runs what the first had no time for).
+#   0. docs/performance.md's table regenerated (next_gpu.sh part table, ~360 s).
+#   1. Nsight Compute on the default's stage kernels at backbone M = 64 and 512 (the H200's
 #      issue slots, DRAM and stalls where its table is furthest from its roofline).
+#   2. Session 35's default from 72 to under 120 tokens per expert against the pair it replaced
+#      (../2026-12-07-s35/halves_default_pairs.txt), as call.sh's part 1 did on the H100.
 #   3. Session 33's H200-defaults pairs (../2026-12-06-s33/h200_defaults_pairs.txt).
 # On another card it stops at once (the H100's figures of all three exist: call.sh, session
 # 30/31's profiles) so the call costs only the machine's start.
-# Usage: call_h200.sh OUT [seconds]; carry build/cuda/{bin/moe-tune,lib} and .cache.
+# Usage: [PARTS=rest] call_h200.sh OUT [seconds]; carry build/cuda/{bin/moe-tune,lib} and .cache.
 set -uo pipefail
 out=${1:?out}; budget=${2:-540}
 start=$SECONDS
@@ -22,9 +23,15 @@ run_parts() {  # limit subdir parts...
   [ "$limit" -le 20 ] && { echo "== $*: skipped, ${limit} s left"; return 1; }
   timeout "$limit" bash $ng "$out/$sub" "$@"
 }
+if [ "${PARTS:-all}" = all ]; then
+  run_parts $(($(left) - 20)) t_table table
+  # The regenerated file and the table's JSON stay outside the archive (the device returns them).
+  mv "$out/t_table/performance.md" "$out/t_table/table_json.tgz" "$out/" 2>/dev/null
+fi
+PROF_POINTS="5120,640,384,6:64 5120,640,384,6:512" run_parts $(($(left) - 20)) b_prof prof
 PAIRS_FILE=results/sm_90/2026-12-07-s35/halves_default_pairs.txt run_parts $(($(left) - 20)) a_default pairs
-PROF_POINTS="5120,640,384,6:64 5120,640,384,6:512" run_parts $(($(left) - 150)) b_prof prof
 PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt run_parts $(($(left) - 10)) c_h200 pairs
-tar czf "$out/call.tgz" -C "$out" a_default b_prof c_h200 2>/dev/null
+rm -f "$out"/*/code_cache.tgz  # the kernels are compiled here again in seconds; keep the archive small
+tar czf "$out/call.tgz" -C "$out" t_table a_default b_prof c_h200 2>/dev/null
 find "$out" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 echo "== done in $((SECONDS - start)) s"
