@@ -225,9 +225,11 @@ for part in "$@"; do
     gpupart)
       # Session 32: [gpu] test cases of the exec suite by name (GPU_TESTS, Catch's test spec:
       # comma-separated names, '*' wildcards), for cases a timed-out `gpu` part left unrun.
-      step exec_gpu_part ${GPU_PART_LIMIT:-300} $b/bin/moetune_test_exec "${GPU_TESTS:-[gpu]}" ;;
+      # Line-buffered with each case's duration (session 36: a run cut by its limit had left an
+      # empty log, Catch's output still in the killed process's buffer).
+      step exec_gpu_part ${GPU_PART_LIMIT:-300} stdbuf -oL $b/bin/moetune_test_exec "${GPU_TESTS:-[gpu]}" --durations yes ;;
     gpu)
-      step exec_gpu 400 $b/bin/moetune_test_exec "[gpu]"
+      step exec_gpu 400 stdbuf -oL $b/bin/moetune_test_exec "[gpu]" --durations yes
       runtime_and_python ;;
     a8s2)
       for pt in 5120,640,384,6:8 5120,640,384,6:64 5120,640,128,3:8 5120,640,128,3:64 \
