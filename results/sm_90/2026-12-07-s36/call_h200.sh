@@ -7,6 +7,7 @@
 #   2. Session 35's default from 72 to under 120 tokens per expert against the pair it replaced
 #      (../2026-12-07-s35/halves_default_pairs.txt), as call.sh's part 1 did on the H100.
 #   3. Session 33's H200-defaults pairs (../2026-12-06-s33/h200_defaults_pairs.txt).
+#   4. The 16-token stage one with 2-4 CTAs per SM at M = 512 (s1_16tok_occupancy_pairs.txt).
 # On another card it stops at once (the H100's figures of all three exist: call.sh, session
 # 30/31's profiles) so the call costs only the machine's start.
 # Usage: [PARTS=rest] [ON_OTHER_CARD=gpupart] call_h200.sh OUT [seconds]; carry build/cuda/{bin/moe-tune,lib} and .cache.
@@ -41,7 +42,9 @@ fi
 PROF_POINTS="5120,640,384,6:64 5120,640,384,6:512" run_parts $(($(left) - 20)) b_prof prof
 PAIRS_FILE=results/sm_90/2026-12-07-s35/halves_default_pairs.txt run_parts $(($(left) - 20)) a_default pairs
 PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt run_parts $(($(left) - 10)) c_h200 pairs
+# 4. The 16-token stage one with more CTAs per SM at M = 512 (s1_16tok_occupancy_pairs.txt).
+PAIRS_FILE=results/sm_90/2026-12-07-s36/s1_16tok_occupancy_pairs.txt run_parts $(($(left) - 10)) e_occ pairs
 rm -f "$out"/*/code_cache.tgz  # the kernels are compiled here again in seconds; keep the archive small
-tar czf "$out/call.tgz" -C "$out" t_table a_default b_prof c_h200 2>/dev/null
+tar czf "$out/call.tgz" -C "$out" t_table a_default b_prof c_h200 e_occ 2>/dev/null
 find "$out" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 echo "== done in $((SECONDS - start)) s"
