@@ -8,8 +8,9 @@
 #      (../2026-12-07-s35/halves_default_pairs.txt), as call.sh's part 1 did on the H100.
 #   3. Session 33's H200-defaults pairs (../2026-12-06-s33/h200_defaults_pairs.txt).
 #   4. The 16-token stage one with 2-4 CTAs per SM at M = 512 (s1_16tok_occupancy_pairs.txt).
-# On another card it stops at once (the H100's figures of all three exist: call.sh, session
-# 30/31's profiles) so the call costs only the machine's start.
+# On another card it stops at once (the H100's table, `_hs` pairs and profiles exist: call.sh,
+# sessions 30/31), so the call costs only the machine's start, unless ON_OTHER_CARD=gpupart
+# asks for the exec suite's [gpu] cases there instead.
 # Usage: [PARTS=rest] [ON_OTHER_CARD=gpupart] call_h200.sh OUT [seconds]; carry build/cuda/{bin/moe-tune,lib} and .cache.
 set -uo pipefail
 out=${1:?out}; budget=${2:-540}
@@ -44,7 +45,7 @@ PAIRS_FILE=results/sm_90/2026-12-07-s35/halves_default_pairs.txt run_parts $(($(
 PAIRS_FILE=results/sm_90/2026-12-06-s33/h200_defaults_pairs.txt run_parts $(($(left) - 10)) c_h200 pairs
 # 4. The 16-token stage one with more CTAs per SM at M = 512 (s1_16tok_occupancy_pairs.txt).
 PAIRS_FILE=results/sm_90/2026-12-07-s36/s1_16tok_occupancy_pairs.txt run_parts $(($(left) - 10)) e_occ pairs
-rm -f "$out"/*/code_cache.tgz  # the kernels are compiled here again in seconds; keep the archive small
+rm -f "$out"/*/code_cache.tgz  # keep the archive small (the device compiles what the carried .cache lacks)
 tar czf "$out/call.tgz" -C "$out" t_table a_default b_prof c_h200 e_occ 2>/dev/null
 find "$out" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 echo "== done in $((SECONDS - start)) s"
