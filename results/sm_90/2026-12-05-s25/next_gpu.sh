@@ -130,6 +130,10 @@
 # PAIRS_FILE=results/sm_90/2026-12-07-s35/halves_default_pairs.txt (the new default against
 # the pair it replaced), part pairs with ../2026-12-06-s33/h200_defaults_pairs.txt and
 # BENCH_BIN=main's binary, then part table.
+# Sessions 36 and 37 got only H100s (the `_hs` default confirmed, the table on an H100, the
+# 16-token stage one's occupancy and SASS, the [gpu] suite passed). First now, on any card:
+# ../2026-12-07-s37/call_desc_ab.sh (its unlanded patch against the tree), then on an H200
+# ../2026-12-07-s36/call_h200.sh (the list above and the H200 table).
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
