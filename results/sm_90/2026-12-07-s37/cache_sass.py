@@ -5,6 +5,8 @@
 # Usage: cache_sass.py CACHE_DIR NAME_SUBSTRING [OUT_DIR]  (OUT_DIR: the full listings too)
 import collections, glob, os, re, subprocess, sys, tempfile
 
+from static_sass import entry_elf, entry_name
+
 cache, want = sys.argv[1], sys.argv[2]
 out_dir = sys.argv[3] if len(sys.argv) > 3 else None
 cuobjdump = '/usr/local/cuda/bin/cuobjdump' if os.path.exists('/usr/local/cuda/bin/cuobjdump') else 'cuobjdump'
@@ -12,11 +14,10 @@ for path in sorted(glob.glob(os.path.join(cache, '**', '*'), recursive=True)):
     if not os.path.isfile(path):
         continue
     blob = open(path, 'rb').read()
-    head = blob[:600].split(b'\n')
-    name = head[3].split()[1].decode() if len(head) > 3 and len(head[3].split()) > 1 else ''
+    name = entry_name(blob)
     if want not in name:
         continue
-    elf = blob[blob.find(b'\x7fELF'):]
+    elf = entry_elf(blob)
     with tempfile.NamedTemporaryFile(suffix='.cubin') as f:
         f.write(elf); f.flush()
         try:
@@ -28,7 +29,7 @@ for path in sorted(glob.glob(os.path.join(cache, '**', '*'), recursive=True)):
         m = re.match(r'\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', line)
         if m:
             ops[m.group(1)] += 1
-    key = head[1].decode()[:16]
+    key = blob.split(b'\n')[1].decode()[:16]  # the entry's key, second header line
     keep = ['HGMMA', 'R2UR', 'IMAD.X', 'IMAD.MOV.U32', 'IADD3', 'UIADD3', 'UIADD3.64', 'UMOV']
     print(f"{name} key {key}: {sum(ops.values())} instructions; " + ", ".join(
         f"{k} {sum(v for o, v in ops.items() if o == k or (k == 'HGMMA' and o.startswith('HGMMA')))}" for k in keep))

@@ -12,15 +12,12 @@
 # forms the patch recompiles.
 # AB_M: the M values of both shapes instead (e.g. AB_M=512 for a short call).
 # Usage: [AB_M=...] call_desc_ab.sh OUT [seconds]; carry .cache, build/cuda/bin/{moe-tune,moe-tune-main}, build/cuda/lib.
-set -uo pipefail
-out=${1:?out}; budget=${2:-560}
-start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
+source results/sm_90/2026-12-07-s37/call_parts.sh "$@"  # out, left (its next_gpu.sh parts unused here)
 b=build/cuda
 export LD_LIBRARY_PATH=$b/lib:${LD_LIBRARY_PATH:-}
 cache=.cache/moe-tune
 nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-mkdir -p "$out/ab"
+mkdir -p "$out/ab" "$out/sass"  # both packed at the end, even if empty
 for pt in "5120,640,384,6 ${AB_M:-64 512}" "5120,640,128,3 ${AB_M:-8 512}"; do
   set -- $pt; sh=$1; shift
   for run in r1_old:moe-tune-main r1_new:moe-tune r2_new:moe-tune r2_old:moe-tune-main; do
@@ -37,5 +34,5 @@ echo "== verify ($(left) s left)"
 timeout $(($(left) - 10)) $b/bin/moe-tune verify --space results/sm_90/2026-12-07-s37/desc_verify_space.json --shape 5120,640,128,3 \
   --dtype a16w4 --m 512 --cache-dir "$cache" --json "$out/verify.json" > "$out/verify.log" 2>&1
 echo "verify exit $?"; tail -5 "$out/verify.log"
-tar czf "$out/call.tgz" -C "$out" ab sass verify.log verify.json gpu.txt 2>/dev/null && rm -rf "$out/ab" "$out/sass"
+tar czf "$out/call.tgz" --ignore-failed-read -C "$out" ab sass verify.log verify.json gpu.txt 2>/dev/null && rm -rf "$out/ab" "$out/sass"
 echo "== done in $((SECONDS - start)) s"

@@ -1,4 +1,4 @@
-# Sourced by session 37's call scripts: the call's arguments, its time left, the card, and
+# Sourced by session 37's call scripts (call.sh, call2.sh, call_desc_ab.sh): the call's arguments, its time left, the card, and
 # next_gpu.sh parts run under what is left. Expects "$@" = OUT [seconds].
 set -uo pipefail
 out=${1:?out}; budget=${2:-560}

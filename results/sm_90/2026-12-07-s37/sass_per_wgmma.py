@@ -6,7 +6,9 @@
 # HGMMAs per 64-K step and token chunk), so these are instructions per word where a block has one
 # token chunk.
 # Usage: sass_per_wgmma.py FILE.csv[.gz] ...
-import collections, csv, gzip, re, sys
+import collections, sys
+
+from static_sass import mnemonic, read_page
 
 GROUPS = {
     'decode': ['LOP3.LUT', 'HMUL2.BF16_V2', 'IMAD.SHL.U32', 'SHF.R.U32.HI', 'PRMT', 'SHF.L.W.U32.HI'],
@@ -16,13 +18,11 @@ GROUPS = {
     'copies': ['LDGSTS.E.BYPASS.128', 'LDGSTS.E.128', 'LDGDEPBAR', 'DEPBAR.LE'],
 }
 for path in sys.argv[1:]:
-    rows = list(csv.reader(gzip.open(path, 'rt') if path.endswith('.gz') else open(path)))
-    hdr, data = rows[1], rows[2:]
+    hdr, data = read_page(path)
     ie, src = hdr.index('Instructions Executed'), hdr.index('Source')
     ops = collections.Counter()
     for r in data:
-        s = r[src].strip()
-        ops[re.sub(r'^@!?U?P\w+\s+', '', s).split()[0] if s else '?'] += int(r[ie] or 0)
+        ops[mnemonic(r[src])] += int(r[ie] or 0)
     total = sum(ops.values())
     hgmma = sum(v for k, v in ops.items() if k.startswith('HGMMA'))
     print(f"{path}: {total} warp-instructions, {hgmma} HGMMA, {total / hgmma:.1f} per HGMMA")

@@ -10,14 +10,37 @@
 #   static_sass.py span TABLE.json ORDINAL ENTRY [ENTRY...]   the 16 HGMMAs from the ORDINAL-th on
 # ENTRY: a code-cache file (`moe-tune compile --cache-dir`): a text header, then the cubin.
 # Opcode fields shared by several mnemonics (IMAD.MOV and IMAD.X, the ISETP forms) read as their
-# first word (IMAD, ISETP); unknown fields as '?xyz'.
+# first word (IMAD, ISETP); unknown fields as '?xyz'. The page and cache-entry readers here
+# serve this folder's other SASS scripts too.
 import collections, csv, gzip, json, re, struct, sys
+
+
+def read_page(path):
+    """A SASS page's header row and instruction rows (the CSV, gzipped or not)."""
+    rows = list(csv.reader(gzip.open(path, 'rt') if path.endswith('.gz') else open(path)))
+    return rows[1], rows[2:]
+
+
+def mnemonic(source):
+    """The mnemonic of one SASS line, its predicate dropped ('@!P0 LOP3.LUT R1, ...' -> 'LOP3.LUT')."""
+    words = re.sub(r'^@!?U?P\w+\s+', '', source.strip()).split()
+    return words[0] if words else '?'
+
+
+def entry_name(blob):
+    """The kernel name in a code-cache entry's text header (its fourth line: 'LENGTH NAME')."""
+    lines = blob[:600].split(b'\n')
+    return lines[3].split()[1].decode() if len(lines) > 3 and len(lines[3].split()) > 1 else ''
+
+
+def entry_elf(blob):
+    """The cubin of a code-cache entry (after its text header)."""
+    return blob[blob.find(b'\x7fELF'):]
 
 
 def stage_kernel_text(path):
     """The .text section of the entry's stage kernel (moe_stage1 / moe_stage2), as bytes."""
-    blob = open(path, 'rb').read()
-    elf = blob[blob.find(b'\x7fELF'):]
+    elf = entry_elf(open(path, 'rb').read())
     shoff = struct.unpack_from('<Q', elf, 0x28)[0]
     shentsize, shnum, shstrndx = struct.unpack_from('<HHH', elf, 0x3a)
     sections = [struct.unpack_from('<IIQQQQIIQQ', elf, shoff + i * shentsize) for i in range(shnum)]
@@ -39,20 +62,20 @@ def mnemonics(table, path):
 
 
 def learn(page, entry, out):
-    rows = list(csv.reader(gzip.open(page, 'rt') if page.endswith('.gz') else open(page)))
-    src = rows[1].index('Source')
+    hdr, rows = read_page(page)
+    src = hdr.index('Source')
     text = stage_kernel_text(entry)
-    if len(text) // 16 != len(rows) - 2:
-        sys.exit(f"static_sass.py: {page} lists {len(rows) - 2} instructions, {entry} has {len(text) // 16}")
+    if len(text) // 16 != len(rows):
+        sys.exit(f"static_sass.py: {page} lists {len(rows)} instructions, {entry} has {len(text) // 16}")
     seen = collections.defaultdict(collections.Counter)
-    for i, row in enumerate(rows[2:]):
-        seen[opcode(text, i)][re.sub(r'^@!?U?P\w+\s+', '', row[src].strip()).split()[0]] += 1
+    for i, row in enumerate(rows):
+        seen[opcode(text, i)][mnemonic(row[src])] += 1
     table = {}
     for field, names in seen.items():
         words = {n.split('.')[0] for n in names}
         table[str(field)] = names.most_common(1)[0][0] if len(names) == 1 else sorted(words)[0]
     json.dump(table, open(out, 'w'), indent=0, sort_keys=True)
-    print(f"{len(table)} opcode fields from {len(rows) - 2} instructions")
+    print(f"{len(table)} opcode fields from {len(rows)} instructions")
 
 
 def main():
