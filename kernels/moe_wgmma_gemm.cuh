@@ -447,6 +447,20 @@ MOETUNE_DEV void wgmma_k_tile_start(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
   copy_commit();
 }
 
+// The stage's token-row descriptor, the same in every lane, as a value ptxas knows is the same:
+// its low word broadcast from lane 0 and the constant high word (wgmma_desc_from_low). Why: in
+// the 64-K form ptxas kept the stage's descriptor, which follows the k-tile counter, in vector
+// registers and per wgmma added the offset with a 64-bit add and moved both words into the
+// uniform registers the HGMMA reads: 6.2 instructions per wgmma (Nsight Compute's SASS page of
+// the 16-token default stage one, results/sm_90/2026-12-07-s37), where the decoded word itself
+// costs 15.7. Broadcast, the sums stay in uniform registers, one UIADD3.64 per wgmma as in the
+// k16 form: that stage one's 16-wgmma k-tile body compiles to 225 instructions instead of 296,
+// and it runs 5 % faster (H100, session 38: backbone M = 512 510.7 / 507.4 -> 483.9 / 483.8 us,
+// draft 189.7 / 189.6 -> 180.4 / 179.7; results/sm_90/2026-12-07-s38).
+MOETUNE_DEV u64 warp_uniform_desc(u64 desc) {
+  return wgmma_desc_from_low(__shfl_sync(0xffffffffu, static_cast<u32>(desc), 0));
+}
+
 // K-tile kt of the a16w4 k loop: its start, then its multiply. Full: the k-tile lies wholly
 // inside the K range (instantiated for both, so the whole k-tiles test nothing per step).
 // `w_read` / `s_read`: this lane's weight piece and scale word in stage 0 (stage s adds s *
@@ -464,7 +478,8 @@ MOETUNE_DEV void wgmma_a16w4_k_tile(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
     wgmma_a16w4_tile_grouped<Cfg, Chunks, Exact, Full, Cfg::wg_k32 ? 2 : 1>(w_read + w_off, s_read + w_off,
                                                                           desc_ring + (b_off >> 4), steps, a[0], acc);
   else
-    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, desc_ring + (b_off >> 4), steps, a, acc);
+    wgmma_a16w4_tile<Cfg, Chunks, Exact, Full>(w_read + w_off, s_read + w_off, warp_uniform_desc(desc_ring + (b_off >> 4)),
+                                               steps, a, acc);
 }
 
 // The a16w4 k loop for a block whose tokens fill `Chunks` token chunks; acc is zero on entry.

@@ -26,9 +26,13 @@ namespace moetune {
 // leading-dimension offset (unused for swizzled K-major tiles: 1), stride between 8-row atoms
 // 1024 >> 4 (bits 32-45), base offset 0, swizzle mode 1 = 128 B (bits 62-63). A k-step inside
 // a row advances the start address by its bytes (32 per k16 bf16 step or k32 fp8 step).
-MOETUNE_DEV u64 wgmma_desc_sw128(u32 smem_addr) {
-  return static_cast<u64>((smem_addr & 0x3ffffu) >> 4) | (u64{1} << 16) | (u64{1024 >> 4} << 32) | (u64{1} << 62);
-}
+// As two words: the low one holds the start address and the leading offset; the high one
+// (stride and swizzle) is the same for every tile, so a descriptor is its low word and a
+// constant (wgmma_desc_from_low; moe_wgmma_gemm.cuh's warp_uniform_desc says why that matters).
+constexpr u32 kWgmmaSw128DescHigh = (1024u >> 4) | (1u << 30);  // stride 1024 >> 4, swizzle mode 1
+MOETUNE_DEV u32 wgmma_desc_sw128_low(u32 smem_addr) { return ((smem_addr & 0x3ffffu) >> 4) | (1u << 16); }
+MOETUNE_DEV u64 wgmma_desc_from_low(u32 low) { return (static_cast<u64>(kWgmmaSw128DescHigh) << 32) | low; }
+MOETUNE_DEV u64 wgmma_desc_sw128(u32 smem_addr) { return wgmma_desc_from_low(wgmma_desc_sw128_low(smem_addr)); }
 
 #if defined(MOETUNE_SM90A)
 // Orders this warp's earlier register and shared-memory writes before the next wgmma reads

@@ -134,6 +134,10 @@
 # 16-token stage one's occupancy and SASS, the [gpu] suite passed). First now, on any card:
 # ../2026-12-07-s37/call_desc_ab.sh (its unlanded patch against the tree), then on an H200
 # ../2026-12-07-s36/call_h200.sh (the list above and the H200 table).
+# Session 38 ran call_desc_ab.sh (the patch: stage one -5 % at M = 512 on an H100, landed) and
+# part gpupart (passed), on an H100 (../2026-12-07-s38). First now, on an H200:
+# ../2026-12-07-s36/call_h200.sh (the table then shows the landed descriptor). (A8W4's own
+# wgmma k-tile needs no such broadcast: compiled, its kernels hold no R2UR: ../2026-12-07-s38.)
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
