@@ -138,6 +138,9 @@
 # part gpupart (passed), on an H100 (../2026-12-07-s38). First now, on an H200:
 # ../2026-12-07-s36/call_h200.sh (the table then shows the landed descriptor). (A8W4's own
 # wgmma k-tile needs no such broadcast: compiled, its kernels hold no R2UR: ../2026-12-07-s38.)
+# Also on any card: the landed change at the decode sizes, where it reaches the one-warpgroup
+# 8-token stage one (untimed): AB_M="1 4 8" ../2026-12-07-s37/call_desc_ab.sh OUT, with
+# build/cuda/bin/moe-tune-main built from 463b3cb (the tree before it; a git worktree).
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
