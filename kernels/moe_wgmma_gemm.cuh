@@ -456,7 +456,9 @@ MOETUNE_DEV void wgmma_k_tile_start(const GemmArgs& g, const WgmmaRing<Cfg>& r, 
 // costs 15.7. Broadcast, the sums stay in uniform registers, one UIADD3.64 per wgmma as in the
 // k16 form: that stage one's 16-wgmma k-tile body compiles to 225 instructions instead of 296,
 // and it runs 5 % faster (H100, session 38: backbone M = 512 510.7 / 507.4 -> 483.9 / 483.8 us,
-// draft 189.7 / 189.6 -> 180.4 / 179.7; results/sm_90/2026-12-07-s38).
+// draft 189.7 / 189.6 -> 180.4 / 179.7; results/sm_90/2026-12-07-s38). Every kernel in this form
+// takes it, the decode sizes' one-warpgroup 8-token stage one and unbounded stage two too
+// (backbone M = 1 whole MoE 27.0 -> 25.8 us on the H100, session 39).
 MOETUNE_DEV u64 warp_uniform_desc(u64 desc) {
   return wgmma_desc_from_low(__shfl_sync(0xffffffffu, static_cast<u32>(desc), 0));
 }

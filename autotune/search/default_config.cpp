@@ -95,9 +95,10 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   if (check_config(d.stage1, arch, shape) || check_config(d.stage2, arch, shape)) return std::nullopt;
   // Session 15 (results/sm_90/2026-12-03-h200-s15, p1 and p2, A16W4): with session 14's k loop
   // the small blocks gain from more CTAs per SM over deeper rings. From 0.15 tokens per expert
-  // the 8-token stage one takes two warpgroups again with a ring of 3 (48 registers, 3 CTAs
-  // per SM; ring of 4: 110 registers, 2), and from 0.1 its stage two waves 4 with a ring of 3
-  // (53 instead of 78 registers, 4 CTAs per SM instead of 3): backbone M = 64 456 -> 425 us,
+  // (from 4 since session 39, below) the 8-token stage one takes two warpgroups again with a
+  // ring of 3 (48 registers, 3 CTAs per SM; ring of 4: 110 registers, 2), and from 0.1 its
+  // stage two waves 4 with a ring of 3 (53 instead of 78 registers, 4 CTAs per SM instead of
+  // 3): backbone M = 64 456 -> 425 us,
   // draft M = 8 / 64 59.3 / 201.3 -> 56.3 / 184.0, EP M = 8 / 64 243.3 / 621.8 -> 230.0 /
   // 571.7 (means of two rounds). Below those, the one-warpgroup stage one and the unbounded
   // stage two stay ahead: backbone M = 8 (0.125) stage one 62.9 vs 68-70 us, EP M = 1
@@ -156,9 +157,23 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // M = 128 (8) 737.6 / 737.7 -> 730.8 / 730.5, draft M = 512 (12) 336.4 / 335.6 -> 325.7 /
   // 324.8; at 6 per expert (draft M = 256) level (292.8 / 292.8 -> 292.7 / 295.1), so below 7
   // the ring of 3 stays.
+  // Session 39 (results/sm_90/2026-12-07-s39, H100, two rounds in reverse order, us): since
+  // session 38's warp-uniform descriptor the one-warpgroup 8-token stage one (the 64-K form,
+  // ring of 4: the form below 0.15) runs 225 instructions per 16 wgmmas where the two-warpgroup
+  // k16 form runs ~280, and it is ahead up to 4 tokens per expert: stage one backbone M = 64 (1
+  // per expert) 311.8 / 311.3 -> 299.8 / 299.7, draft M = 64 (1.5) 134.7 / 135.2 -> 133.3 /
+  // 133.2; at EP M = 64 (4) level (408.0 / 409.4 -> 407.4 / 406.7), where the two warpgroups
+  // stay. The two-warpgroup 64-K form (ring of 4, 110 registers, 2 CTAs per SM) was between
+  // them (302.6 / 305.1 at backbone M = 64), and 128-K k-tiles in the 64-K form (78 registers,
+  // 3 CTAs of 8 warps or 6 of 4) lost (338.5 / 339.7 and 326.7 / 326.6). The stage twos in the
+  // 64-K form lost at 8 and 16 tokens (backbone M = 64 164.7 / 165.6 -> 185.1 / 185.6, M = 512
+  // 304.4 / 303.9 -> 359.6-373.8 on 256-K k-tiles or a launch bound of 5): they keep the k16
+  // decode at 8-10 CTAs per SM.
+  double const one_warpgroup_stage1_below = 4.0;
   if (a16w4) {
     KernelConfig s1 = d.stage1, s2 = d.stage2;
-    if (bm == 8 && per_expert >= 0.15) s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
+    if (bm == 8 && per_expert >= one_warpgroup_stage1_below)
+      s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
     if (bm == 8 && per_expert >= 0.1) s2.waves = 4, s2.stages = 3, s2.wgmma_k16 = true;
     if ((bm == 8 && per_expert >= 0.1) || bm == 16) s2.warps = 4, s2.block_n = 64;
     if (bm == 8 && per_expert >= 0.2 && long_stage2_k) s2.ksplit = 2;

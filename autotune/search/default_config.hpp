@@ -7,8 +7,8 @@
 //                   the wgmma tiles: block_m 8 below 6 (A8W4: 3), 16 below 16, else 64 (A16W4
 //                   from 128 where I >= 2048: 128 on three warpgroups, 96 / 192 columns); two
 //                   warpgroups (stage one 64 h columns, stage two 128 y columns; A16W4's
-//                   8-token stage one one warpgroup of 32 below 0.15), rings of 4; A16W4:
-//                   rings of 3 for the 8-token stage one from 0.15 and stage two from 0.1
+//                   8-token stage one one warpgroup of 32 below 4), rings of 4; A16W4:
+//                   rings of 3 for the 8-token stage one from 4 and stage two from 0.1
 //                   (with waves 4) and for the 16- and 64-token pairs; the k16 decode for
 //                   those 8-token kernels and the 16-token stage two (where ptxas serialises
 //                   the 64-K form's wgmmas).

@@ -141,6 +141,11 @@
 # Also on any card: the landed change at the decode sizes, where it reaches the one-warpgroup
 # 8-token stage one (untimed): AB_M="1 4 8" ../2026-12-07-s37/call_desc_ab.sh OUT, with
 # build/cuda/bin/moe-tune-main built from 463b3cb (the tree before it; a git worktree).
+# Session 39 ran ../2026-12-07-s39/call.sh on an H100 (the decode sizes: -1.3 to -6.2 %; the
+# 64-K form's candidates: the one-warpgroup 8-token stage one became the default below 4 tokens
+# per expert, every 64-K stage two lost). First now, on any card: ../2026-12-07-s39/call2.sh
+# (that default between the measured points, and the exec suite's A16W4 backbone gates with
+# it); then on an H200 ../2026-12-07-s36/call_h200.sh (the table).
 set -uo pipefail
 out=${1:?out}; shift
 mkdir -p "$out"
