@@ -98,11 +98,11 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // (from 4 since session 39, below) the 8-token stage one takes two warpgroups again with a
   // ring of 3 (48 registers, 3 CTAs per SM; ring of 4: 110 registers, 2), and from 0.1 its
   // stage two waves 4 with a ring of 3 (53 instead of 78 registers, 4 CTAs per SM instead of
-  // 3): backbone M = 64 456 -> 425 us,
-  // draft M = 8 / 64 59.3 / 201.3 -> 56.3 / 184.0, EP M = 8 / 64 243.3 / 621.8 -> 230.0 /
-  // 571.7 (means of two rounds). Below those, the one-warpgroup stage one and the unbounded
-  // stage two stay ahead: backbone M = 8 (0.125) stage one 62.9 vs 68-70 us, EP M = 1
-  // (0.0625) stage two 20.2 vs 22.5, draft M = 1 7.0 vs 8.5. The 16-token pair takes rings of
+  // 3): backbone M = 64 456 -> 425 us, draft M = 8 / 64 59.3 / 201.3 -> 56.3 / 184.0, EP
+  // M = 8 / 64 243.3 / 621.8 -> 230.0 / 571.7 (means of two rounds). Below those, the
+  // one-warpgroup stage one and the unbounded stage two stay ahead: backbone M = 8 (0.125)
+  // stage one 62.9 vs 68-70 us, EP M = 1 (0.0625) stage two 20.2 vs 22.5, draft M = 1 7.0 vs
+  // 8.5. The 16-token pair takes rings of
   // 3 in both stages: backbone M = 512 stage one 481 -> 446 us, draft M = 256 / 512 162 / 180
   // -> 152 / 171, stage two 1-3 % (311 -> 309, 120.7 -> 117.3); the 64-token pair too (p3,
   // M = 4096, the same 108 registers, 75 instead of 100 KB of LDS per CTA): backbone / draft /
@@ -169,8 +169,8 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // 64-K form lost at 8 and 16 tokens (backbone M = 64 164.7 / 165.6 -> 185.1 / 185.6, M = 512
   // 304.4 / 303.9 -> 359.6-373.8 on 256-K k-tiles or a launch bound of 5): they keep the k16
   // decode at 8-10 CTAs per SM.
-  double const one_warpgroup_stage1_below = 4.0;
   if (a16w4) {
+    constexpr double one_warpgroup_stage1_below = 4.0;
     KernelConfig s1 = d.stage1, s2 = d.stage2;
     if (bm == 8 && per_expert >= one_warpgroup_stage1_below)
       s1.warps = 8, s1.block_n = 64, s1.stages = 3, s1.wgmma_k16 = true;
