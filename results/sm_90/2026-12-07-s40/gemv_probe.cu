@@ -107,6 +107,38 @@ __device__ __forceinline__ void step_mma(float (&c)[4], uint4 wg, uint4 wh, uint
 
 constexpr int S1_WARPS = 8, S1_KW = H / S1_WARPS, S1_STEPS = S1_KW / 128;  // 640 K, 5 steps per warp
 
+// Stage one's end: the warps' gate and up sums (token column 0: rows g and g+8 of lanes t = 0)
+// meet in shared memory; SiLU(gate) * up rounded to bf16 h (8 columns from hrow), after the wait
+// on the MoE before (whose stage two has then read h).
+__device__ __forceinline__ void stage1_finish(float (&red)[S1_WARPS][8][2], const float (&acc)[4], int warp, int g, int t,
+                                              __nv_bfloat16* hrow) {
+  if (t == 0) red[warp][g][0] = acc[0], red[warp][g][1] = acc[2];
+  __syncthreads();
+  if (threadIdx.x < 8) {
+    float gate = 0.f, up = 0.f;
+#pragma unroll
+    for (int w = 0; w < S1_WARPS; ++w) gate += red[w][threadIdx.x][0], up += red[w][threadIdx.x][1];
+    float const v = gate / (1.f + __expf(-gate)) * up;
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    hrow[threadIdx.x] = __float2bfloat16_rn(v);
+  }
+}
+
+// Stage two's end: every warp's 16 rows times its slot's routing weight, summed over the warps
+// in shared memory and rounded to bf16 y once (16 rows from yrow).
+template <int Warps>
+__device__ __forceinline__ void stage2_finish(float (&red)[Warps][16], const float (&acc)[4], float wt, int warp, int g, int t,
+                                              __nv_bfloat16* yrow) {
+  if (t == 0) red[warp][g] = acc[0] * wt, red[warp][g + 8] = acc[2] * wt;
+  __syncthreads();
+  if (threadIdx.x < 16) {
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < Warps; ++w) v += red[w][threadIdx.x];
+    yrow[threadIdx.x] = __float2bfloat16_rn(v);
+  }
+}
+
 template <int I>
 __global__ void __launch_bounds__(256) gemv_stage1(const uint8_t* __restrict__ w1, const uint8_t* __restrict__ s1,
                                                    const __nv_bfloat16* __restrict__ x, const int* __restrict__ ids,
@@ -138,16 +170,7 @@ __global__ void __launch_bounds__(256) gemv_stage1(const uint8_t* __restrict__ w
     for (int q = 0; q < 4; ++q) { uint4 v = __ldg(xp + q); xw[4 * q] = v.x; xw[4 * q + 1] = v.y; xw[4 * q + 2] = v.z; xw[4 * q + 3] = v.w; }
     step_mma(acc, wg[c], wu[c], sg[c], su[c], xw);
   }
-  if (t == 0) red[warp][g][0] = acc[0], red[warp][g][1] = acc[2];  // token column 0: gate row g, up row g
-  __syncthreads();
-  if (threadIdx.x < 8) {
-    float gate = 0.f, up = 0.f;
-#pragma unroll
-    for (int w = 0; w < S1_WARPS; ++w) gate += red[w][threadIdx.x][0], up += red[w][threadIdx.x][1];
-    float const v = gate / (1.f + __expf(-gate)) * up;
-    asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous MoE's stage two has read h
-    h[size_t(slot) * I + j0 + threadIdx.x] = __float2bfloat16_rn(v);
-  }
+  stage1_finish(red, acc, warp, g, t, h + size_t(slot) * I + j0);
 }
 
 // Stage two: warps = TOPK slots x WPS parts of I, SPW 128-K steps each.
@@ -189,15 +212,7 @@ __global__ void __launch_bounds__(S2<I, TOPK>::warps * 32) gemv_stage2(const uin
     for (int q = 0; q < 4; ++q) { uint4 v = __ldcg(xp + q); xw[4 * q] = v.x; xw[4 * q + 1] = v.y; xw[4 * q + 2] = v.z; xw[4 * q + 3] = v.w; }
     step_mma(acc, wa[c], wb[c], sa[c], sb[c], xw);
   }
-  float const wt = wts[slot];
-  if (t == 0) red[warp][g] = acc[0] * wt, red[warp][g + 8] = acc[2] * wt;
-  __syncthreads();
-  if (threadIdx.x < 16) {
-    float v = 0.f;
-#pragma unroll
-    for (int w = 0; w < P::warps; ++w) v += red[w][threadIdx.x];
-    y[size_t(token) * H + n0 + threadIdx.x] = __float2bfloat16_rn(v);
-  }
+  stage2_finish(red, acc, wts[slot], warp, g, t, y + size_t(token) * H + n0);
 }
 
 // ---- The same two launches reading the wgmma tile layout (autotune/moe/mxfp4_wgmma_tiles.hpp) ----
@@ -264,16 +279,7 @@ __global__ void __launch_bounds__(256) wg_stage1(const uint8_t* __restrict__ w1,
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
   for (int c = 0; c < S1_KB; ++c) kb_mma<false>(acc, w[c], sc[c], xt + 64 * (kb0 + c), q);
-  if (q == 0) red[warp][g][0] = acc[0], red[warp][g][1] = acc[2];
-  __syncthreads();
-  if (threadIdx.x < 8) {
-    float gate = 0.f, up = 0.f;
-#pragma unroll
-    for (int ww = 0; ww < S1_WARPS; ++ww) gate += red[ww][threadIdx.x][0], up += red[ww][threadIdx.x][1];
-    float const v = gate / (1.f + __expf(-gate)) * up;
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    h[size_t(slot) * I + 8 * f + threadIdx.x] = __float2bfloat16_rn(v);
-  }
+  stage1_finish(red, acc, warp, g, q, h + size_t(slot) * I + 8 * f);
 }
 
 template <int I, int TOPK>
@@ -300,15 +306,7 @@ __global__ void __launch_bounds__(S2<I, TOPK>::warps * 32) wg_stage2(const uint8
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
   for (int c = 0; c < kbs; ++c) kb_mma<true>(acc, w[c], sc[c], h + size_t(slot) * I + 64 * (kb0 + c), q);
-  float const wt = wts[slot];
-  if (q == 0) red[warp][g] = acc[0] * wt, red[warp][g + 8] = acc[2] * wt;
-  __syncthreads();
-  if (threadIdx.x < 16) {
-    float v = 0.f;
-#pragma unroll
-    for (int ww = 0; ww < P::warps; ++ww) v += red[ww][threadIdx.x];
-    y[size_t(token) * H + 16 * f + threadIdx.x] = __float2bfloat16_rn(v);
-  }
+  stage2_finish(red, acc, wts[slot], warp, g, q, y + size_t(token) * H + 16 * f);
 }
 
 // Host: an expert's tiles back to the natural codes ([rows][K/2]) and scales ([rows][K/32]).
