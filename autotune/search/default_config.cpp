@@ -102,12 +102,11 @@ std::optional<DefaultConfigs> wgmma_default(const DefaultConfigs& base, double p
   // M = 8 / 64 243.3 / 621.8 -> 230.0 / 571.7 (means of two rounds). Below those, the
   // one-warpgroup stage one and the unbounded stage two stay ahead: backbone M = 8 (0.125)
   // stage one 62.9 vs 68-70 us, EP M = 1 (0.0625) stage two 20.2 vs 22.5, draft M = 1 7.0 vs
-  // 8.5. The 16-token pair takes rings of
-  // 3 in both stages: backbone M = 512 stage one 481 -> 446 us, draft M = 256 / 512 162 / 180
-  // -> 152 / 171, stage two 1-3 % (311 -> 309, 120.7 -> 117.3); the 64-token pair too (p3,
-  // M = 4096, the same 108 registers, 75 instead of 100 KB of LDS per CTA): backbone / draft /
-  // EP 2231 / 1060 / 5633 -> 2194 / 1015 / 5291 us. A8W4 keeps its kernels as measured in
-  // session 12 (its k loop and launch bound differ).
+  // 8.5. The 16-token pair takes rings of 3 in both stages: backbone M = 512 stage one 481 ->
+  // 446 us, draft M = 256 / 512 162 / 180 -> 152 / 171, stage two 1-3 % (311 -> 309, 120.7 ->
+  // 117.3); the 64-token pair too (p3, M = 4096, the same 108 registers, 75 instead of 100 KB
+  // of LDS per CTA): backbone / draft / EP 2231 / 1060 / 5633 -> 2194 / 1015 / 5291 us. A8W4
+  // keeps its kernels as measured in session 12 (its k loop and launch bound differ).
   // Each stage takes its change only where the rules accept it for this shape.
   // Session 18 (results/sm_90/2026-12-04-h200-s18/p3, two rounds in swapped order): the
   // kernels whose 64-K decode ptxas serialises for want of registers (C7511 / C7512: the

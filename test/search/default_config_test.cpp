@@ -78,8 +78,8 @@ TEST_CASE("sm_90's default main loop follows the tokens per expert", "[search]")
   // 6 experts x 640 / 32 = 120, session 16): 8-token blocks below 6 tokens per expert (stage
   // one one warpgroup of 32 rows below 4, session 39), 16-token blocks below 16, 64-token
   // blocks above (two warpgroups), rings of 4 (3 for the two-warpgroup 8-token stage one,
-  // session 15), 256-K stage-one tiles for the small blocks. (Its I = 640 keeps the 64-token pair at every M: session 29's
-  // 128-token pair is for a long I, below.)
+  // session 15), 256-K stage-one tiles for the small blocks. (Its I = 640 keeps the 64-token
+  // pair at every M: session 29's 128-token pair is for a long I, below.)
   for (auto const e : {Expect{1, false, false, false, true, 8}, Expect{2, false, false, false, true, 8},
                        Expect{4, false, false, false, true, 8},
                        Expect{8, false, false, false, true, 8}, Expect{128, false, false, false, true, 8},
