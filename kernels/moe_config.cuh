@@ -49,12 +49,19 @@ struct MoeConfig {
   // live instead of 32, so ptxas keeps the wgmmas asynchronous where 4 serialises them).
   // 6 = the same decoded two k16 steps at a time (wg_k32: 16 A registers in two buffers of 8,
   // one fence, commit and wait per 32 K instead of per 16 K).
+  // 7 = the register GEMV on mma.sync (moe_gemv_gemm.cuh, the decode sizes): one 16-row
+  // fragment of the wgmma tile layout per CTA, its warps splitting K, every weight piece of a
+  // warp's k-tile loaded into registers at once, the block's tokens mma.sync's N side.
   static constexpr bool swap_ab = Mainloop_ == 1;
   static constexpr bool staged = Mainloop_ == 2 || Mainloop_ == 3;
   static constexpr bool staged_fd = Mainloop_ == 3;
   static constexpr bool wgmma = Mainloop_ == 4 || Mainloop_ == 5 || Mainloop_ == 6;
   static constexpr bool wg_k16 = Mainloop_ == 5;
   static constexpr bool wg_k32 = Mainloop_ == 6;
+  static constexpr bool gemv = Mainloop_ == 7;
+  // The main loops with a geometry of their own (not the register loop's warps_m x warps_n
+  // tiles of tokens on M): the rules below about that tiling do not apply to them.
+  static constexpr bool own_geometry = swap_ab || wgmma || gemv;
   // The MXFP4 weight layout (the last parameter): 0 = AITER's natural nibbles, 1 = repacked at
   // load time (autotune/moe/mxfp4_repack.hpp; decode_mxfp4_repacked in mx_decode.cuh), 2 = the
   // wgmma tile layout, also prepared at load time (autotune/moe/mxfp4_wgmma_tiles.hpp).
@@ -137,6 +144,10 @@ struct MoeConfig {
   // warps), 64-K steps; per ring stage the token rows, the weight pieces, their scale words
   // and (a8w4) the tokens' scale bytes; 1 KB spare to align the ring's start.
   static constexpr int wg_sub = block_k / 64;
+  // gemv main loop (moe_gemv_gemm.cuh): after the C tile, every warp's partial sums
+  // [warp][token][16 rows] in fp32, added in warp order into the C tile.
+  static constexpr int gv_part_at = (block_m * (nv + 4) * 4 + 15) / 16 * 16;
+  static constexpr int gv_bytes = gv_part_at + warps * block_m * 16 * 4;
   // Tokens per wgmma (its N): a sorted block is multiplied in chunks, and chunks past the
   // block's last token are skipped (an expert's last block is partly padding: at 64 tokens per
   // expert about half of the 64-token blocks are), so the MMAs follow the tokens, not block_m.
@@ -162,6 +173,7 @@ struct MoeConfig {
       swap_ab  ? sw_ring_bytes
       : staged ? st_bytes
       : wgmma  ? wg_bytes
+      : gemv   ? gv_bytes
                : block_m * a_row_bytes + (a_raw_fp8 ? block_m * (block_k / 32) : 0);
   static constexpr int c_stride = nv + 4;  // fp32 epilogue tile, floats per row
   static constexpr int c_bytes = (swap_ab ? sw_warps_k : 1) * block_m * c_stride * 4;
@@ -192,9 +204,9 @@ struct MoeConfig {
 
   static_assert(stage == 1 || stage == 2, "stage is 1 or 2");
   static_assert(block_k % 32 == 0, "block_k must be a multiple of 32 (MX scale granularity)");
-  static_assert(Mainloop_ >= 0 && Mainloop_ <= 6,
+  static_assert(Mainloop_ >= 0 && Mainloop_ <= 7,
                 "main loop 0 (registers), 1 (swapped), 2 (staged), 3 (staged, fragment decode), 4 (wgmma), 5 "
-                "(wgmma, k16 decode) or 6 (wgmma, k32 decode)");
+                "(wgmma, k16 decode), 6 (wgmma, k32 decode) or 7 (gemv)");
   static_assert(!wg_k16 || !a_fp8, "the k16 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step)");
   static_assert(!wg_k32 || !a_fp8, "the k32 decode is the a16w4 wgmma loop's (a8w4 decodes per k32 step its own way)");
   static_assert(!h_bf16 || h_mx, "h kept in bf16: an a8w4 stage one's output (its stage two is compiled as a16w4's)");
@@ -203,23 +215,25 @@ struct MoeConfig {
   static_assert(swap_ab ? (stages >= 2 && stages <= 8)
                 : staged ? (stages >= 3 && stages <= 5)
                 : wgmma  ? (stages >= 3 && stages <= 8)
+                : gemv   ? stages == 1
                          : (stages >= 1 && stages <= 3),
-                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5; wgmma: 3 to 8)");
+                "stages is 1, 2 or 3 (swapped operands: a ring of 2 to 8 k-tiles; staged: 3 to 5; wgmma: 3 to 8; "
+                "gemv: 1)");
   static_assert(!tile_major || stage == 2 || ksplit == 1, "tile-major grid: not with stage one's cluster split");
   static_assert(stage == 2 || ksplit == 1 || (wgmma && ksplit <= 8),
                 "stage-one split-K: the wgmma main loop, a cluster of at most 8 CTAs (moe_stage1_ksplit)");
   static_assert(ksplit == 1 || !reduce, "split-K needs the atomic stage two");
   static_assert(!sort_halves || stage == 2, "the sort read in halves: a stage two's");
-  static_assert(swap_ab || wgmma || block_n % 32 == 0, "block_n must be a multiple of 32");
-  static_assert(swap_ab || wgmma || block_m % 16 == 0, "block_m must be a multiple of 16");
-  static_assert(swap_ab || wgmma || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
-  static_assert(swap_ab || wgmma || warps % warps_m == 0, "warps must be a multiple of block_m/64");
-  static_assert(swap_ab || wgmma || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
-  static_assert(swap_ab || wgmma || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
-  static_assert(staged || wgmma || block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
+  static_assert(own_geometry || block_n % 32 == 0, "block_n must be a multiple of 32");
+  static_assert(own_geometry || block_m % 16 == 0, "block_m must be a multiple of 16");
+  static_assert(own_geometry || block_m <= 64 || block_m % 64 == 0, "block_m above 64 must be a multiple of 64");
+  static_assert(own_geometry || warps % warps_m == 0, "warps must be a multiple of block_m/64");
+  static_assert(own_geometry || warp_rows % mma::MH == 0, "rows per warp must be a multiple of the MMA M");
+  static_assert(own_geometry || nv % (mma::FW * warps_n) == 0, "weight rows per CTA must split over the warps");
+  static_assert(staged || wgmma || gemv || block_k % chunk == 0, "block_k must be a multiple of 32*kpack*lanes-per-row");
   static_assert(!mma::scaled || (kpack == 1 && dtype == dtype_a8w4),
                 "scaled MFMA: a8w4 with kpack 1 only");
-  static_assert(swap_ab || wgmma || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
+  static_assert(own_geometry || mt * nt * mma::ACC <= 128, "accumulator tile too large for registers");
   static_assert(!swap_ab || path == path_sm80 || path == path_mfma16,
                 "swapped operands: mma.sync m16n8k16 or the 16x16 MFMA");
   static_assert(!swap_ab || kpack == 1, "swapped operands: kpack 1");
@@ -241,7 +255,12 @@ struct MoeConfig {
                 "repacked weights: MXFP4, in the swapped or the staged main loop");
   static_assert(!wgmma || (path == path_sm80 && kpack == 1 && !w_bf16 && w_tiled),
                 "wgmma: sm_90, kpack 1, MXFP4 weights in the wgmma tile layout");
-  static_assert(wgmma == w_tiled, "the wgmma tile layout is read by the wgmma main loop only");
+  static_assert((wgmma || gemv) == w_tiled, "the wgmma tile layout is read by the wgmma and gemv main loops only");
+  static_assert(!gemv || (path == path_sm80 && kpack == 1 && dtype == dtype_a16w4 && !x_bf16),
+                "gemv: sm_90 mma.sync, kpack 1, A16W4 (bf16 activations, MXFP4 weights in the wgmma tile layout)");
+  static_assert(!gemv || (nv == 16 && (block_m == 8 || block_m == 16) && block_k % 64 == 0),
+                "gemv: one 16-row weight fragment per CTA, block_m 8 or 16 (one or two mma N sides), block_k in 64s");
+  static_assert(!gemv || stage == 2 || ksplit == 1, "gemv: no stage-one split-K (its warps split K)");
   static_assert(!wgmma || ((warps == 4 || warps == 8 || warps == 12) && nv == 16 * warps),
                 "wgmma: 4, 8 or 12 warps (one to three warpgroups), one 16-row weight fragment per warp");
   static_assert(!wgmma || (block_m == 8 || block_m == 16 || block_m == 32 || block_m == 64 || block_m == 128),

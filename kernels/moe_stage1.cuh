@@ -19,6 +19,7 @@
 // as A16W4's with the A8W4 epilogue (Cfg::h_mx); its x is moe_upcast_x.cuh's xb.
 #include "cluster_sm90.cuh"
 #include "moe_gemm.cuh"
+#include "moe_gemv_gemm.cuh"
 #include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
 #include "moe_wgmma_gemm.cuh"
@@ -183,6 +184,7 @@ MOETUNE_DEV void stage1_body(const u8* __restrict__ x, const u8* __restrict__ x_
   }
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::wgmma) wgmma_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::gemv) gemv_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);

@@ -12,6 +12,7 @@
 //     in a fixed order -> deterministic.
 // The routing weight multiplies here unless stage one applied it (doweight_stage1).
 #include "moe_gemm.cuh"
+#include "moe_gemv_gemm.cuh"
 #include "moe_staged_gemm.cuh"
 #include "moe_swap_gemm.cuh"
 #include "moe_wgmma_gemm.cuh"
@@ -71,6 +72,7 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   g.k_end = k_end;
   if constexpr (Cfg::swap_ab) swap_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::wgmma) wgmma_gemm_tile<Cfg>(g, smem);
+  else if constexpr (Cfg::gemv) gemv_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged_fd) staged_fd_gemm_tile<Cfg>(g, smem);
   else if constexpr (Cfg::staged) staged_gemm_tile<Cfg>(g, smem);
   else gemm_tile<Cfg>(g, smem);

@@ -162,21 +162,25 @@ struct WgmmaCopier {
   }
 };
 
-// Whether any scale byte of this warp's fragment in [k_begin, k_end) lies outside the fast
-// decode's range 2..127 (a16w4), read once per CTA from global memory (the scales are 1/16 of
-// the codes and the ring reads them again from L2). Per byte b: (b | 0x80) - 2 has its top bit
-// set iff b >= 2 (b < 128) or b >= 130 (b >= 128); with b's own top bit that leaves 2..127.
-// (Tested per k-tile at the k-tile's barrier instead, this cost ~25 instructions per k-tile.)
+// The top bit of every byte of a scale word that lies outside the fast decode's range 2..127
+// (a16w4), zero elsewhere. Per byte b: (b | 0x80) - 2 has its top bit set iff b >= 2 (b < 128)
+// or b >= 130 (b >= 128); with b's own top bit that leaves 2..127.
+MOETUNE_DEV u32 scale_bytes_outside_fast_range(u32 w) { return (~((w | 0x80808080u) - 0x02020202u) | w) & 0x80808080u; }
+
+// Whether any scale byte of this warp's fragment in [k_begin, k_end) lies outside that range,
+// read once per CTA from global memory (the scales are 1/16 of the codes and the ring reads
+// them again from L2). (Tested per k-tile at the k-tile's barrier instead, this cost ~25
+// instructions per k-tile.)
 template <class Cfg>
 MOETUNE_DEV bool wgmma_fragment_needs_exact_decode(const GemmArgs& g, const WgmmaCopier<Cfg>& src, int lane) {
   if (!src.frag_ok) return false;
-  auto outside = [](u32 w) { return (~((w | 0x80808080u) - 0x02020202u) | w) & 0x80808080u; };
   u32 bad = 0;
   // The fragment's scale stream: 32 bytes per 64-K step, two 16-byte pieces.
   const u8* const base = src.ws - 16 * lane;
   for (int p = 2 * (g.k_begin / 64) + lane; p < 2 * (g.k_end / 64); p += warp_size) {
     u32x4 const v = *reinterpret_cast<const u32x4*>(base + 16 * p);
-    bad |= outside(v.x) | outside(v.y) | outside(v.z) | outside(v.w);
+    bad |= scale_bytes_outside_fast_range(v.x) | scale_bytes_outside_fast_range(v.y) |
+           scale_bytes_outside_fast_range(v.z) | scale_bytes_outside_fast_range(v.w);
   }
   return bad != 0u;
 }

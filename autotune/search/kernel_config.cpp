@@ -97,6 +97,7 @@ std::string KernelConfig::name() const {
   if (wgmma) s += "_wg";
   if (wgmma_k16) s += "_k16";
   if (wgmma_k32) s += "_k32";
+  if (gemv) s += "_gv";
   if (repacked) s += "_rp";
   if (h_bf16) s += "_hb";
   if (x_bf16) s += "_xb";
@@ -116,11 +117,11 @@ KernelConfig parse_kernel_name(std::string_view name) {
   auto t = split(name);
   KernelConfig c;
   // The optional main-loop, layout and format tokens (swapped operands, staged, fragment
-  // decode, wgmma, k16 or k32, then repacked weights, then bf16 h, then bf16 x, then the
+  // decode, wgmma, k16, k32 or gv, then repacked weights, then bf16 h, then bf16 x, then the
   // tile-major grid, then the sort read in halves) sit after the stages
   // token; take them out so the positions below are those of every other name.
   while (t.size() > 10 && (t[10] == "sab" || t[10] == "stg" || t[10] == "fd" || t[10] == "wg" || t[10] == "k16" ||
-                           t[10] == "k32" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb" || t[10] == "tm" ||
+                           t[10] == "k32" || t[10] == "gv" || t[10] == "rp" || t[10] == "hb" || t[10] == "xb" || t[10] == "tm" ||
                            t[10] == "hs")) {
     if (c.sort_halves) bad(name, 10, t[10], "'hs' last among the optional tokens");
     if (t[10] == "hs") {  // last: only 'tm' may precede it among the grid tokens
@@ -134,6 +135,7 @@ KernelConfig parse_kernel_name(std::string_view name) {
                  : t[10] == "wg"  ? c.wgmma
                  : t[10] == "k16" ? c.wgmma_k16
                  : t[10] == "k32" ? c.wgmma_k32
+                 : t[10] == "gv"  ? c.gemv
                  : t[10] == "rp"  ? c.repacked
                  : t[10] == "hb"  ? c.h_bf16
                  : t[10] == "tm"  ? c.tile_major
@@ -145,16 +147,19 @@ KernelConfig parse_kernel_name(std::string_view name) {
       t.erase(t.begin() + 10);
       continue;
     }
-    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb', 'xb'");
+    if (c.x_bf16) bad(name, 10, t[10], "'xb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'gv', 'rp', 'hb', 'xb'");
     if (t[10] != "hb" && t[10] != "xb" && c.h_bf16)
-      bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'rp', 'hb' (only 'xb' follows it)");
+      bad(name, 10, t[10], "'hb' last among 'sab', 'stg', 'fd', 'wg', 'k16', 'k32', 'gv', 'rp', 'hb' (only 'xb' follows it)");
     if (t[10] != "rp" && t[10] != "hb" && t[10] != "xb" && c.repacked)
-      bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16' or 'k32' before 'rp'");
+      bad(name, 10, t[10], "'sab', 'stg', 'fd', 'wg', 'k16', 'k32' or 'gv' before 'rp'");
     if (t[10] == "fd" && !c.staged) bad(name, 10, t[10], "'stg' before 'fd' (fragment decode is a staged main loop)");
     if (t[10] == "k16" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k16' (the k16 decode is a wgmma main loop's)");
     if (t[10] == "k32" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'k32' (the k32 decode is a wgmma main loop's)");
+    if (t[10] == "gv" && !c.wgmma) bad(name, 10, t[10], "'wg' before 'gv' (the gemv loop reads the wgmma tile layout)");
     if ((t[10] == "k16" && c.wgmma_k32) || (t[10] == "k32" && c.wgmma_k16))
       bad(name, 10, t[10], "one of 'k16' and 'k32' (two decode steps)");
+    if ((t[10] == "gv" && (c.wgmma_k16 || c.wgmma_k32)) || ((t[10] == "k16" || t[10] == "k32") && c.gemv))
+      bad(name, 10, t[10], "one of 'k16', 'k32' and 'gv' (the gemv loop has its own decode step)");
     if ((t[10] == "sab" || t[10] == "stg") && c.fragment_decode) bad(name, 10, t[10], "'sab' or 'stg' before 'fd'");
     if ((t[10] == "sab" || t[10] == "stg" || t[10] == "fd") && c.wgmma) bad(name, 10, t[10], "'sab', 'stg' or 'fd' before 'wg'");
     flag = true;

@@ -94,6 +94,13 @@ struct KernelConfig {
   // waits, at 8 A registers more than the k16 form. Name token `_k32` after `_wg`; not with
   // `_k16`.
   bool wgmma_k32 = false;
+  // The register GEMV on the wgmma tile layout (kernels/moe_gemv_gemm.cuh, sm_90 mma.sync): the
+  // decode sizes' main loop. One 16-row weight fragment per CTA (block_n 8 in stage one, 16 in
+  // stage two), its warps splitting K in k-tiles of block_k whose weight pieces a lane loads
+  // into registers at once (no shared-memory ring), the block_m (8 or 16) tokens mma.sync's N
+  // side read straight from the activation rows. A16W4. Name token `_gv` after `_wg` (it reads
+  // the wgmma main loop's weight layout); not with `_k16` or `_k32`.
+  bool gemv = false;
   // The stage kernel's grid tile-major (kernels/moe_config.cuh, tile_major): x the column
   // tiles, y the sorted blocks, so the CTAs that run together share a block's token rows (read
   // from DRAM once, then from L2 by every column tile) and an expert's weights are read while

@@ -123,6 +123,29 @@ KernelTraits wgmma_traits(const KernelConfig& c, KernelTraits t) {
   return t;
 }
 
+// kernels/moe_config.cuh's gv_* quantities and kernels/moe_gemv_gemm.cuh's register use.
+KernelTraits gemv_traits(const KernelConfig& c, KernelTraits t) {
+  // One 16-row fragment per CTA; the warps split K.
+  t.warps_m = 1;
+  t.warps_n = 1;
+  t.warp_rows = 16;
+  t.mt = 1;
+  t.nt = 1;
+  t.a_row_bytes = 0;
+  t.a_vecs_per_thread = 0;
+  t.c_bytes = c.block_m * (t.nv + 4) * 4;
+  // After the C tile: every warp's partial sums, [warp][token][16 rows] in fp32.
+  t.a_bytes = (t.c_bytes + 15) / 16 * 16 + c.warps * c.block_m * 16 * 4;
+  t.smem_bytes = std::max(t.a_bytes, t.c_bytes) + c.block_m * 4;
+  int const groups = c.block_m / 8;
+  t.accumulators = 4 * groups;
+  // Per lane: accumulators; a k-tile's weight pieces and scale words (5 per 64 K), all loaded
+  // at once; one 64-K piece decoded (16); a k16 step's token pairs per group (2); ~24 for
+  // addresses and the loop. A lower bound: ptxas's report decides (compile step).
+  t.estimated_registers = t.accumulators + 5 * (c.block_k / 64) + 16 + 2 * groups + 24;
+  return t;
+}
+
 }  // namespace
 
 KernelTraits kernel_traits(const KernelConfig& config, Arch arch) {
@@ -159,6 +182,7 @@ KernelTraits kernel_traits(const KernelConfig& config, Arch arch) {
   t.a_vecs_per_thread = t.threads > 0 ? (a_vecs + t.threads - 1) / t.threads : 0;
   t.accumulators = t.mt * t.nt * t.acc;
   if (c.swap_ab) return swapped_traits(c, t);
+  if (c.wgmma && c.gemv) return gemv_traits(c, t);
   if (c.wgmma) return wgmma_traits(c, t);
   if (c.staged) return staged_traits(c, t);
   // Per lane: accumulators; raw weight fragments of all n fragments (issued together); one

@@ -69,7 +69,7 @@ std::string config_type(const KernelConfig& config, Arch arch) {
                      s1 && c.gate_up == GateUpLayout::separated ? 1 : 0, c.doweight_stage1 ? 1 : 0,
                      a8w4_epilogue ? fnuz_argument(c) : 0,
                      !s1 && c.stage2_mode == Stage2Mode::reduce ? 1 : 0,
-                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.wgmma_k16 ? 5 : c.wgmma_k32 ? 6 : 4) : 0,
+                     c.swap_ab ? 1 : c.staged ? (c.fragment_decode ? 3 : 2) : c.wgmma ? (c.gemv ? 7 : c.wgmma_k16 ? 5 : c.wgmma_k32 ? 6 : 4) : 0,
                      layout == WeightLayout::wgmma_tiles_a16w4 ? static_cast<int>(WeightLayout::wgmma_tiles)
                                                                : static_cast<int>(layout),
                      s1 && c.h_bf16 ? 1 : 0, s1 && c.x_bf16 ? 1 : 0, c.tile_major ? 1 : 0,

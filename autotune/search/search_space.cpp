@@ -49,7 +49,7 @@ struct Loader {
       else if (key == "waves") k.waves = ints(value, w);
       else if (key == "stages") k.stages = ints(value, w);
       else if (key == "swap_ab" || key == "staged" || key == "repack" || key == "fragment_decode" || key == "wgmma" ||
-               key == "wgmma_k16" || key == "wgmma_k32" || key == "h_bf16" || (key == "x_bf16" && stage == 1) ||
+               key == "wgmma_k16" || key == "wgmma_k32" || key == "gemv" || key == "h_bf16" || (key == "x_bf16" && stage == 1) ||
                key == "tile_major" || (key == "sort_halves" && stage == 2)) {
         auto& list = key == "swap_ab"     ? k.swap_ab
                      : key == "staged"    ? k.staged
@@ -57,6 +57,7 @@ struct Loader {
                      : key == "wgmma"     ? k.wgmma
                      : key == "wgmma_k16" ? k.wgmma_k16
                      : key == "wgmma_k32" ? k.wgmma_k32
+                     : key == "gemv"      ? k.gemv
                      : key == "h_bf16"    ? k.h_bf16
                      : key == "x_bf16"    ? k.x_bf16
                      : key == "tile_major" ? k.tile_major
@@ -78,8 +79,8 @@ struct Loader {
       } else if (key == "comment") {
         continue;
       } else {
-        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, wgmma_k32, repack, h_bf16, x_bf16, tile_major, ksplit)"
-                           : "unknown stage-two knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, wgmma_k32, repack, h_bf16, tile_major, sort_halves, ksplit, stage2_mode)");
+        fail(w, stage == 1 ? "unknown stage-one knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, wgmma_k32, gemv, repack, h_bf16, x_bf16, tile_major, ksplit)"
+                           : "unknown stage-two knob (block_m, block_n, block_k, warps, kpack, nonkdim, waves, stages, swap_ab, staged, fragment_decode, wgmma, wgmma_k16, wgmma_k32, gemv, repack, h_bf16, tile_major, sort_halves, ksplit, stage2_mode)");
       }
     }
     return k;
@@ -129,6 +130,7 @@ void product(const KnobLists& k, int stage, F&& f) {
   for (int w : k.warps) for (int kp : k.kpack) for (int nk : k.nonkdim)
   for (int wv : k.waves) for (int st : k.stages) for (int sw : k.swap_ab) for (int sg : k.staged)
   for (int rp : k.repack) for (int fd : k.fragment_decode) for (int wg : k.wgmma) for (int k16 : k.wgmma_k16) for (int k32 : k.wgmma_k32)
+  for (int gv : k.gemv)
   for (int hb : k.h_bf16) for (int xb : k.x_bf16) for (int tm : k.tile_major) for (int hs : k.sort_halves) for (int ks : k.ksplit)
   for (auto mode : (stage == 2 ? k.stage2_mode : std::vector<Stage2Mode>{Stage2Mode::atomic})) {
     KernelConfig c;
@@ -141,6 +143,7 @@ void product(const KnobLists& k, int stage, F&& f) {
     c.wgmma = wg == 1;
     c.wgmma_k16 = k16 == 1;
     c.wgmma_k32 = k32 == 1;
+    c.gemv = gv == 1;
     c.h_bf16 = hb == 1;
     c.x_bf16 = xb == 1;
     c.tile_major = tm == 1;

@@ -14,7 +14,8 @@
 // "swap_ab": [0, 1] adds the swapped-operand (decode-size) kernels; "staged": [0, 1] the
 // staged main loop (many tokens per expert, sm_90); "wgmma": [0, 1] the warpgroup-MMA main loop
 // (sm_90a); "wgmma_k16": [0, 1] its A16W4 decode one k16 step at a time; "wgmma_k32": [0, 1]
-// two k16 steps at a time (a configuration with both is pruned); "h_bf16": [0, 1]
+// two k16 steps at a time (a configuration with both is pruned); "gemv": [0, 1] the register
+// GEMV reading the same tiles (the decode sizes; with wgmma 1, not with k16 or k32); "h_bf16": [0, 1]
 // an A8W4 pair keeping h in bf16 (its stage two then the A16W4 kernel; pruned for other dtypes);
 // "x_bf16": [0, 1] (stage one) an A8W4 stage one reading x upcast to bf16 (A16W4's main loop);
 // "tile_major": [0, 1] the stage kernel's grid with the column tiles on x (every arch).
@@ -42,6 +43,7 @@ struct KnobLists {
   std::vector<int> wgmma{0};  // 1 = the wgmma main loop (sm_90a; weights in the wgmma tile layout)
   std::vector<int> wgmma_k16{0};  // 1 = its A16W4 decode one k16 step at a time
   std::vector<int> wgmma_k32{0};  // 1 = two k16 steps at a time
+  std::vector<int> gemv{0};       // 1 = the register GEMV on the wgmma tiles (KernelConfig::gemv)
   std::vector<int> h_bf16{0};     // 1 = an A8W4 pair keeps h in bf16 (KernelConfig::h_bf16)
   std::vector<int> x_bf16{0};     // 1 = an A8W4 stage one reads x in bf16 (KernelConfig::x_bf16)
   std::vector<int> tile_major{0};  // 1 = the stage's grid tile-major (KernelConfig::tile_major)

@@ -74,6 +74,35 @@ void fragment_decode_rules(const KernelConfig& c, Add& add) {
                     "the ring's bank swizzle permutes the pieces of a row by XOR)", c.block_k));
 }
 
+// The register GEMV (kernels/moe_gemv_gemm.cuh): a variant of the wgmma family (it reads the
+// wgmma tile layout) on mma.sync, checked instead of the warpgroup loop's geometry: one 16-row
+// fragment per CTA, the block's 8 or 16 tokens one or two mma N sides, the warps (any number up
+// to 16) splitting K in k-tiles of whole 64-K pieces, no ring (stages 1), A16W4 only.
+template <class Add>
+void gemv_rules(const KernelConfig& c, const moe::MoeShape* shape, Add& add) {
+  if (c.dtype != DtypePath::a16w4 || c.x_bf16)
+    add("gemv 1 with a non-A16W4 main loop: the gemv loop multiplies bf16 activations by MXFP4 weights");
+  if (c.wgmma_k16 || c.wgmma_k32) add("gemv 1 with wgmma_k16 or wgmma_k32: the gemv loop has its own decode step");
+  int const want_n = c.stage == 1 ? 8 : 16;
+  if (c.block_n != want_n)
+    add(fmt::format("block_n {} with gemv: {} (one 16-row weight fragment per CTA{})", c.block_n, want_n,
+                    c.stage == 1 ? ": 8 h columns, gate and up" : ""));
+  if (c.block_m != 8 && c.block_m != 16)
+    add(fmt::format("block_m {} with gemv: 8 or 16 (one or two mma.sync N sides of 8 tokens)", c.block_m));
+  if (c.block_k < 64 || c.block_k % 64 != 0 || c.block_k > 1024)
+    add(fmt::format("block_k {} with gemv: a multiple of 64 up to 1024 (the weight pieces of a k-tile are held in "
+                    "registers)", c.block_k));
+  if (c.warps < 1 || c.warps > 16) add(fmt::format("warps {} with gemv: 1 to 16 (they split K)", c.warps));
+  if (c.stages != 1) add(fmt::format("stages {} with gemv: 1 (no copy ring: a k-tile is loaded into registers)", c.stages));
+  if (c.stage == 1 && c.ksplit > 1)
+    add(fmt::format("ksplit {} in a gemv stage one: its warps split K inside the CTA", c.ksplit));
+  if (shape == nullptr) return;
+  std::int64_t const k = c.stage == 1 ? shape->hidden : shape->inter;
+  if (k % 64 != 0)
+    add(fmt::format("{} {} with gemv: a multiple of 64 (the wgmma tile layout's 64-K steps)",
+                    c.stage == 1 ? "model_dim" : "inter_dim", k));
+}
+
 // The wgmma main loop (kernels/moe_wgmma_gemm.cuh): Hopper's warpgroup MMA (sm_90a), one
 // 16-row weight fragment per warp decoded into wgmma's register A operand, the block_m tokens
 // its N side, 64-K steps, the weights in the wgmma tile layout (which needs K in whole 64-K
@@ -90,6 +119,10 @@ void wgmma_rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape, A
     add("a8w4 wgmma multiplies OCP e4m3 codes: e4m3fnuz has no such wgmma");
   if (c.nonkdim != 16) add(fmt::format("nonkdim {} with wgmma: only 16", c.nonkdim));
   if (c.kpack != 1) add(fmt::format("kpack {} with wgmma: only 1", c.kpack));
+  if (c.gemv) {
+    gemv_rules(c, shape, add);
+    return;
+  }
   // Three warpgroups (session 29): the 128-token pair's 192 / 384 weight rows per CTA at one
   // CTA of 12 warps per SM (124 registers), the default from 128 tokens per expert.
   if (c.warps != 4 && c.warps != 8 && c.warps != 12)
@@ -171,6 +204,7 @@ void rules(const KernelConfig& c, Arch arch, const moe::MoeShape* shape,
     add(fmt::format("wgmma_k32 1 with {}: the k32 decode is A16W4's (A8W4 decodes per k32 step its own way)",
                     moe::to_string(c.dtype)));
   if (c.wgmma_k16 && c.wgmma_k32) add("wgmma_k16 1 with wgmma_k32 1: one decode step, k16 or k32");
+  if (c.gemv && !c.wgmma) add("gemv 1 without wgmma: the gemv loop reads the wgmma tile layout (wgmma 1)");
   if (c.swap_ab) {
     swapped_rules(c, arch, add);
   } else if (!c.wgmma) {

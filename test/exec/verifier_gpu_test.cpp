@@ -541,6 +541,31 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, every sm_90 main l
   }
 }
 
+// Every 7th scale byte of w1 set to 0 or 1 and of w2 to 0, 1, 128, 129 or 130 (A8W4: 0 or 1,
+// its fp8 partial sums are scaled in fp32 whatever the byte): the bytes the fast bf16x2 decode
+// cannot take (it covers 2..127).
+// A pair the rules accept for the shape passes every gate at M = 40 (no graph replay; the
+// scale cases' tolerance: atol 2, rtol 2 %).
+static void require_valid_pair_passes_at_40(exec::Verifier& verifier, const search::KernelConfig& s1,
+                                            const search::KernelConfig& s2, search::Arch arch,
+                                            const moe::MoeShape& shape) {
+  CAPTURE(s1.name(), s2.name());
+  REQUIRE_FALSE(search::check_config(s1, arch, shape));
+  REQUIRE_FALSE(search::check_config(s2, arch, shape));
+  exec::VerifyOptions options;
+  options.bucket_ms = {40};
+  options.graph_replay = false;
+  options.tolerance = moe::Tolerance{2.0, 0.02};
+  require_passes(verifier.verify(s1, s2, options));
+}
+
+static void set_scales_outside_fast_range(moe::Weights& w, bool a8w4) {
+  std::uint8_t const small[] = {0, 1};
+  std::uint8_t const both[] = {0, 1, 128, 129, 130};
+  for (std::size_t i = 0; i < w.w1_scales.size(); i += 7) w.w1_scales[i] = small[(i / 7) % 2];
+  for (std::size_t i = 0; i < w.w2_scales.size(); i += 7) w.w2_scales[i] = a8w4 ? small[(i / 7) % 2] : both[(i / 7) % 5];
+}
+
 // The same for the wgmma main loop, on a shape whose K are in 128s (its layout's rule): A16W4
 // switches a k-tile to the exact decode (two bf16 multiplies per pair) for any scale byte
 // outside 2..127, found at the k-tile's barrier; A8W4 scales its fp8 partial sums in fp32.
@@ -553,12 +578,7 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
   auto const dtype = GENERATE(moe::DtypePath::a16w4, moe::DtypePath::a8w4);
   bool const a8w4 = dtype == moe::DtypePath::a8w4;
   auto const shape = make_shape(768, 256, 16, 4, dtype);
-  auto const extreme = [a8w4](moe::Weights& w) {
-    std::uint8_t const small[] = {0, 1};
-    std::uint8_t const both[] = {0, 1, 128, 129, 130};
-    for (std::size_t i = 0; i < w.w1_scales.size(); i += 7) w.w1_scales[i] = small[(i / 7) % 2];
-    for (std::size_t i = 0; i < w.w2_scales.size(); i += 7) w.w2_scales[i] = a8w4 ? small[(i / 7) % 2] : both[(i / 7) % 5];
-  };
+  auto const extreme = [a8w4](moe::Weights& w) { set_scales_outside_fast_range(w, a8w4); };
   exec::Verifier verifier(device(), compiler(), shape, 11, extreme);
   for (int bm : {16, 64}) {
     auto const d = search::default_config(shape, arch, 40);
@@ -575,34 +595,50 @@ TEST_CASE("gates: MXFP4 scales outside the fast decode range, the wgmma main loo
       c->waves = 0;
       c->ksplit = 1;
     }
-    REQUIRE_FALSE(search::check_config(s1, arch, shape));
-    REQUIRE_FALSE(search::check_config(s2, arch, shape));
-    exec::VerifyOptions options;
-    options.bucket_ms = {40};
-    options.graph_replay = false;
-    options.tolerance = moe::Tolerance{2.0, 0.02};
-    CAPTURE(s1.name(), s2.name());
-    require_passes(verifier.verify(s1, s2, options));
+    require_valid_pair_passes_at_40(verifier, s1, s2, arch, shape);
     if (a8w4) {
       // Keeping h in bf16, stage two is the A16W4 kernel: its exact decode on w2's small scales.
       s1.h_bf16 = s2.h_bf16 = true;
       s2.wgmma_k16 = true;
-      CAPTURE(s1.name(), s2.name());
-      REQUIRE_FALSE(search::check_config(s2, arch, shape));
-      require_passes(verifier.verify(s1, s2, options));
+      require_valid_pair_passes_at_40(verifier, s1, s2, arch, shape);
       continue;
     }
     // The k16 decode's exact path (scale bytes outside 2..127) on both stages.
     s1.wgmma_k16 = s2.wgmma_k16 = true;
-    CAPTURE(s1.name(), s2.name());
-    require_passes(verifier.verify(s1, s2, options));
+    require_valid_pair_passes_at_40(verifier, s1, s2, arch, shape);
     // And the k32 decode's (session 25).
     s1.wgmma_k16 = s2.wgmma_k16 = false;
     s1.wgmma_k32 = s2.wgmma_k32 = true;
-    CAPTURE(s1.name(), s2.name());
-    REQUIRE_FALSE(search::check_config(s1, arch, shape));
-    REQUIRE_FALSE(search::check_config(s2, arch, shape));
-    require_passes(verifier.verify(s1, s2, options));
+    require_valid_pair_passes_at_40(verifier, s1, s2, arch, shape);
+  }
+}
+
+// The register GEMV (session 41), on the same shape: a k-tile switches to the exact decode for
+// any scale byte outside 2..127, decided per warp from the scale words it holds. Its k-tiles
+// do not divide K here (stage one 768 in tiles of 320, stage two 256 in tiles of 192: partial
+// last tiles) and three warps share them unevenly (one idle in stage two); one and two groups
+// of 8 tokens; stage two split over K and, at block_m 8, tile-major.
+TEST_CASE("gates: the gemv main loop (partial k-tiles, idle warps, split K, scales outside the fast range)",
+          "[gpu][exec]") {
+  auto const arch = compiler().arch();
+  if (arch != search::Arch::sm_90) {
+    WARN("the gemv main loop is sm_90 only: nothing to run on " << search::to_string(arch));
+    return;
+  }
+  auto const shape = make_shape(768, 256, 16, 4, moe::DtypePath::a16w4);
+  auto const extreme = [](moe::Weights& w) { set_scales_outside_fast_range(w, false); };
+  exec::Verifier verifier(device(), compiler(), shape, 11, extreme);
+  for (int bm : {8, 16}) {
+    search::KernelConfig s1;
+    s1.stage = 1, s1.dtype = moe::DtypePath::a16w4, s1.wgmma = s1.gemv = true;
+    s1.block_m = bm, s1.block_n = 8, s1.block_k = 320, s1.warps = 3, s1.stages = 1, s1.nonkdim = 16;
+    search::KernelConfig s2 = s1;
+    s2.stage = 2, s2.block_n = 16, s2.block_k = 192, s2.ksplit = 1;
+    for (int ks : {1, 2}) {
+      s2.ksplit = ks;
+      s2.tile_major = bm == 8 && ks == 2;
+      require_valid_pair_passes_at_40(verifier, s1, s2, arch, shape);
+    }
   }
 }
 

@@ -112,6 +112,20 @@ TEST_CASE("kernel names parse back", "[search]") {
   CHECK(k32.name() == "moetune_s1_a16w4_bf16_t8x64x256_w8_kp1_nk16_wv0_st3_wg_k32_gi_dw0");
   CHECK(weight_layout(k32) == WeightLayout::wgmma_tiles);
   CHECK_FALSE(k32.tile_major);
+  CHECK_FALSE(k32.gemv);
+  // The register GEMV: a `_gv` after `_wg` (it reads the wgmma tile layout).
+  auto const gv = parse_kernel_name("moetune_s2_a16w4_bf16_t8x16x128_w5_kp1_nk16_wv0_st1_wg_gv_ks1_dw0_atomic");
+  CHECK(gv.wgmma);
+  CHECK(gv.gemv);
+  CHECK_FALSE(gv.wgmma_k16);
+  CHECK(gv.block_n == 16);
+  CHECK(gv.warps == 5);
+  CHECK(gv.name() == "moetune_s2_a16w4_bf16_t8x16x128_w5_kp1_nk16_wv0_st1_wg_gv_ks1_dw0_atomic");
+  CHECK(weight_layout(gv) == WeightLayout::wgmma_tiles);
+  auto const gv1 = parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_wg_gv_tm_gi_dw0");
+  CHECK(gv1.gemv);
+  CHECK(gv1.tile_major);
+  CHECK(gv1.name() == "moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_wg_gv_tm_gi_dw0");
   auto const tm = parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv3_st3_wg_k16_hb_xb_tm_gi_dw0");
   CHECK(tm.tile_major);
   CHECK(tm.x_bf16);
@@ -214,6 +228,14 @@ TEST_CASE("kernel name parse errors name the bad token", "[search]") {
                     Contains("token 11 'k32'") && Contains("one of 'k16' and 'k32'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_k32_k16_gi_dw0"),
                     Contains("token 11 'k16'") && Contains("one of 'k16' and 'k32'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_gv_wg_gi_dw0"),
+                    Contains("token 11 'gv'") && Contains("'wg' before 'gv'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_wg_k16_gv_gi_dw0"),
+                    Contains("token 11 'gv'") && Contains("one of 'k16', 'k32' and 'gv'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_wg_gv_k32_gi_dw0"),
+                    Contains("token 11 'k32'") && Contains("one of 'k16', 'k32' and 'gv'"));
+  CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t8x8x640_w8_kp1_nk16_wv0_st1_wg_gv_gv_gi_dw0"),
+                    Contains("token 11 'gv'") && Contains("the token once"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a16w4_bf16_t16x32x256_w4_kp1_nk16_wv0_st4_wg_rp_k32_gi_dw0"),
                     Contains("token 11 'k32'") && Contains("before 'rp'"));
   CHECK_THROWS_WITH(parse_kernel_name("moetune_s1_a8w4_fp8_t64x64x128_w8_kp1_nk16_wv0_st3_hb_wg_gi_dw0"),

@@ -91,7 +91,10 @@ TEST_CASE("ci.json keeps 4 to 24 valid variants per stage per arch", "[search]")
         // the twin reading x and keeping h in bf16, its own e4m3 kernels stop at 64 tokens.
         bool const a8w4_128 = d == moe::DtypePath::a8w4 && c.config.block_m == 128 &&
                               c.pruned_reason.value_or("").find("block_m 128 with a8w4 wgmma") == 0;
-        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4 || xb_not_a8w4 || a8w4_128));
+        // The register GEMV (session 41) is A16W4's.
+        bool const gv_a8w4 = c.config.gemv && d == moe::DtypePath::a8w4 &&
+                             c.pruned_reason.value_or("").find("gemv 1 with a non-A16W4 main loop") == 0;
+        CHECK((!c.pruned_reason || fd_other_layout || k16_a8w4 || hb_not_a8w4 || xb_not_a8w4 || a8w4_128 || gv_a8w4));
         if (!c.pruned_reason) ++valid[c.config.stage];
       }
       CHECK(valid[1] >= 4);
@@ -121,6 +124,8 @@ TEST_CASE("search space errors name the file and the JSON path", "[search]") {
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.staged[1]") && Contains("0 or 1"));
   p = write("space_bad_k32", R"({"arch":"sm_90","stage1":{"wgmma_k32":[0,2]},"stage2":{}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage1.wgmma_k32[1]") && Contains("0 or 1"));
+  p = write("space_bad_gemv", R"({"arch":"sm_90","stage1":{},"stage2":{"gemv":[1,3]}})");
+  CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.gemv[1]") && Contains("0 or 1"));
   p = write("space_bad_hb", R"({"arch":"sm_90","stage1":{},"stage2":{"h_bf16":[2]}})");
   CHECK_THROWS_WITH(load_search_space(p), Contains("$.stage2.h_bf16[0]") && Contains("0 or 1"));
   // x_bf16 is stage one's knob (only stage one reads x).
@@ -301,6 +306,52 @@ TEST_CASE("validity rules give readable reasons", "[search]") {
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k32 1 with a8w4: the k32 decode is A16W4's"));
   k = wg, k.wgmma_k32 = true, k.wgmma_k16 = true;
   CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("wgmma_k16 1 with wgmma_k32 1"));
+  // The register GEMV: the wgmma family's layout, its own geometry (one fragment per CTA, 8 or
+  // 16 tokens, any warp count up to 16 splitting K in whole 64-K pieces, no ring), A16W4, sm_90.
+  {
+    KernelConfig gv;
+    gv.wgmma = gv.gemv = true, gv.block_m = 8, gv.block_n = 8, gv.block_k = 640, gv.warps = 8, gv.stages = 1;
+    CHECK(!check_config(gv, Arch::sm_90, backbone()));
+    auto const t = kernel_traits(gv, Arch::sm_90);
+    // C tile 8 x 20 floats, then 8 warps x 8 tokens x 16 rows of partial sums, then 8 row slots.
+    CHECK(t.smem_bytes == 640 + 8 * 8 * 16 * 4 + 8 * 4);
+    CHECK(t.estimated_registers == 4 + 5 * 10 + 16 + 2 + 24);
+    k = gv, k.stage = 2, k.block_n = 16, k.block_k = 128, k.warps = 5, k.block_m = 16;
+    CHECK(!check_config(k, Arch::sm_90, backbone()));
+    k = gv, k.gemv = true, k.wgmma = false;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("gemv 1 without wgmma"));
+    k = gv, k.wgmma_k16 = true;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("gemv 1 with wgmma_k16 or wgmma_k32"));
+    k = gv, k.block_n = 16;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_n 16 with gemv: 8 (one 16-row weight fragment"));
+    k = gv, k.stage = 2;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_n 8 with gemv: 16"));
+    k = gv, k.block_m = 32;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_m 32 with gemv: 8 or 16"));
+    k = gv, k.block_k = 96;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 96 with gemv: a multiple of 64"));
+    k = gv, k.block_k = 1088;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("block_k 1088 with gemv"));
+    k = gv, k.warps = 20;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("warps 20 with gemv: 1 to 16"));
+    k = gv, k.warps = 5;
+    CHECK(!check_config(k, Arch::sm_90));
+    k = gv, k.stages = 3;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("stages 3 with gemv: 1"));
+    k = gv, k.ksplit = 2;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("ksplit 2 in a gemv stage one"));
+    k = gv, k.stage = 2, k.block_n = 16, k.block_k = 128, k.ksplit = 2;
+    CHECK(!check_config(k, Arch::sm_90, backbone()));  // stage two's split adds atomically, as every loop's
+    k = gv, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("gemv 1 with a non-A16W4 main loop"));
+    k = gv, k.dtype = DtypePath::a8w4, k.fp8 = moe::Fp8Flavor::ocp, k.x_bf16 = true;
+    CHECK_THAT(check_config(k, Arch::sm_90).value_or(""), Contains("gemv 1 with a non-A16W4 main loop"));
+    k = gv;
+    CHECK_THAT(check_config(k, Arch::gfx942).value_or(""), Contains("gfx942 has none"));
+    moe::MoeShape odd = backbone();
+    odd.hidden = 5120 + 32;
+    CHECK_THAT(check_config(gv, Arch::sm_90, odd).value_or(""), Contains("model_dim 5152 with gemv: a multiple of 64"));
+  }
   // The ring keeps token rows (1024-aligned) and weight parts (128-aligned) apart, so the
   // 64-token tiles with 128-K k-tiles and a ring of 3 take 3 x (16384 + 8704) + 1024 B plus
   // their 64 row slots: three CTAs per SM fit with the 1 KB each reserves (session 20's
@@ -458,6 +509,10 @@ TEST_CASE("rendering instantiates exactly the configuration and names its kernel
     // The wgmma main loop: 4, with the k16 decode 5, with the k32 decode 6.
     auto const k32 = parse_kernel_name("moetune_s2_a16w4_bf16_t8x64x128_w4_kp1_nk16_wv4_st3_wg_k32_ks1_dw0_atomic");
     CHECK_THAT(render(k32, Arch::sm_90).kernel_names[0], Catch::Contains(",6,2,0,0,0,0>>"));
+    // The register GEMV: 7, reading the same tiles (layout 2).
+    auto const gv = parse_kernel_name("moetune_s2_a16w4_bf16_t8x16x128_w5_kp1_nk16_wv0_st1_wg_gv_ks1_dw0_atomic");
+    CHECK(render(gv, Arch::sm_90).kernel_names[0] ==
+          "moetune::moe_stage2<moetune::MoeConfig<2,0,8,16,128,5,1,1,0,1,1,0,0,0,0,7,2,0,0,0,0>>");
     // Repacked weights: the last parameter, value 1.
     auto const rp = parse_kernel_name("moetune_s1_a16w4_bf16_t32x64x64_w4_kp1_nk16_wv0_st3_stg_rp_gi_dw0");
     CHECK(rp.repacked);
