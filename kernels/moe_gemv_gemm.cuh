@@ -21,6 +21,9 @@
 // through L2, h having been written by stage one while this grid may already run). The warps'
 // partial sums meet once in shared memory, added in warp order (deterministic), and leave the
 // C tile as the other loops do, so both stages' epilogues serve this loop unchanged.
+// Stage two waits for stage one (wait_for_previous_kernel) here, once the first k-tile's
+// weights are in flight: they depend on no kernel, so their loads overlap stage one's tail
+// (session 40's probe: its stage two loaded every weight before its wait).
 // A16W4 only. The fast decode (one bf16x2 multiply per pair) takes scale bytes 2..127; a warp
 // whose k-tile holds any other byte takes the exact decode for that k-tile (the choice made
 // once per k-tile from the scale words already in registers: no second pass over the scales).
@@ -125,6 +128,7 @@ MOETUNE_DEV void gemv_gemm_tile(const GemmArgs& g, u8* smem) {
       raw[kb] = kb < steps ? load_streaming_u32x4(w + piece * 512) : u32x4{0, 0, 0, 0};
       sw[kb] = kb < steps ? load_streaming_u32(ws + piece * 32) : 0x7f7f7f7fu;
     }
+    if (Cfg::stage == 2 && t == warp) wait_for_previous_kernel();  // h (stage one's) from here on
 #pragma unroll
     for (int kb = 0; kb < pieces; ++kb) outside |= scale_bytes_outside_fast_range(sw[kb]);
     const u8* tok[groups];
@@ -135,6 +139,9 @@ MOETUNE_DEV void gemv_gemm_tile(const GemmArgs& g, u8* smem) {
     else gemv_multiply<Cfg, false>(raw, sw, steps, tok, acc);
   }
 
+  // Stage two: every thread has waited before the epilogue adds into stage one's cleared
+  // accumulator (a warp without k-tiles has not yet; a second wait returns at once).
+  if (Cfg::stage == 2) wait_for_previous_kernel();
   // The warps' partial sums: [warp][token][16 rows] after the C tile, then added in warp order.
   // Accumulator x of lane (g, q) in group i: weight row g (+8 for x >= 2), token 8i + 2q + (x & 1).
   float* const ct = reinterpret_cast<float*>(smem);

@@ -30,12 +30,21 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
                const float* __restrict__ topk_weights, u16* __restrict__ y, float* __restrict__ partial,
                i32 M, i32 topk, i32 H, i32 I) {
   static_assert(Cfg::stage == 2, "stage-two configuration expected");
-  wait_for_previous_kernel();  // before num_blocks and h: the sort and stage one write them
+  // Before h: stage one writes it. The gemv main loop waits later, once its first k-tile's
+  // weights are in flight (they depend on no kernel): every CTA of stage one called
+  // allow_next_kernel_start() after its own wait on the sort before this grid could start, so
+  // the sort's outputs (num_blocks, the block's slots and expert) are complete by then.
+  if constexpr (!Cfg::gemv) wait_for_previous_kernel();
   // The grid's row: a sorted block, or with sort_halves half of one (its rows are then
   // sorted_slots[blk * block_m ...], the same flat index, and its expert that of block blk / 2).
   int const blk = grid_sorted_block<Cfg>();
   int const sorted = Cfg::sort_halves ? blk >> 1 : blk;
-  if (sorted >= num_blocks[0]) return;
+  if (sorted >= num_blocks[0]) {
+    // Every CTA waits (the chain stays transitive: moetune_portability.h); the other main loops
+    // did above.
+    if constexpr (Cfg::gemv) wait_for_previous_kernel();
+    return;
+  }
   int const n0 = grid_column0<Cfg>();
   int const expert = block_expert[sorted];
   int const n_slots = M * topk;
@@ -45,7 +54,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   // A block's slots come first and its padding after them (moe_sort.cuh), so a half whose
   // first row is padding is padding throughout: nothing to multiply or add. (After the rows'
   // barrier: every thread reads the same row_slot[0] and leaves together.)
-  if (Cfg::sort_halves && row_slot[0] < 0) return;
+  if (Cfg::sort_halves && row_slot[0] < 0) {
+    if constexpr (Cfg::gemv) wait_for_previous_kernel();
+    return;
+  }
   int const tid = static_cast<int>(thread_x());
 
   // Split-K: whole block_k tiles per split.
@@ -55,7 +67,10 @@ __global__ void MOETUNE_LAUNCH_BOUNDS(Cfg::threads, Cfg::launch_min_blocks)
   int const k_begin = kz * per_split * Cfg::block_k;
   int k_end = k_begin + per_split * Cfg::block_k;
   k_end = k_end < I ? k_end : I;
-  if (k_begin >= k_end) return;  // uniform per CTA: no barrier is skipped by part of it
+  if (k_begin >= k_end) {  // uniform per CTA: no barrier is skipped by part of it
+    if constexpr (Cfg::gemv) wait_for_previous_kernel();
+    return;
+  }
 
   u64 const w_elems = static_cast<u64>(H) * static_cast<u64>(I);
   GemmArgs g;
